@@ -1,0 +1,34 @@
+# Everything runs from a local virtualenv that the first target to need it creates.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+DB     ?= memlineage.db
+
+.PHONY: run test lint bench clean
+
+$(BIN)/memlineage: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@touch $@
+
+## run: the main job on the embedded SQLite default: add events, consolidate, recall
+run: $(BIN)/memlineage
+	$(BIN)/memlineage add examples/quickstart.jsonl --db $(DB)
+	$(BIN)/memlineage conflict m-3 m-4 --key preference:music --db $(DB)
+	$(BIN)/memlineage consolidate user-7 --db $(DB)
+	$(BIN)/memlineage recall user-7 --db $(DB)
+
+## test: the whole suite on SQLite and PostgreSQL (PostgreSQL is required when CI=true)
+test: $(BIN)/memlineage
+	$(BIN)/pytest -q
+
+lint: $(BIN)/memlineage
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+
+bench: $(BIN)/memlineage
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) $(DB) $(DB)-wal $(DB)-shm

@@ -1,0 +1,55 @@
+"""memlineage: memory consolidation for LLM agents with lineage and a fidelity gate."""
+
+from .api import Memory
+from .consolidate import Consolidation
+from .errors import BadInput, DuplicateEventId, MemlineageError, NotFound, SchemaTooNew, StoreError
+from .model import (
+    Alias,
+    Artifact,
+    ArtifactStatus,
+    Claim,
+    Clock,
+    Conflict,
+    Event,
+    Fact,
+    GateFailure,
+    GateReport,
+    Item,
+    Manifest,
+    NewEvent,
+    Output,
+    SwitchFailure,
+    SwitchResult,
+)
+from .recall import Recall
+from .store import open_store
+
+__all__ = [
+    "Alias",
+    "Artifact",
+    "ArtifactStatus",
+    "BadInput",
+    "Claim",
+    "Clock",
+    "Conflict",
+    "Consolidation",
+    "DuplicateEventId",
+    "Event",
+    "Fact",
+    "GateFailure",
+    "GateReport",
+    "Item",
+    "Manifest",
+    "MemlineageError",
+    "Memory",
+    "NewEvent",
+    "NotFound",
+    "Output",
+    "Recall",
+    "SchemaTooNew",
+    "StoreError",
+    "SwitchFailure",
+    "SwitchResult",
+    "open_store",
+]
+__version__ = "0.1.0"

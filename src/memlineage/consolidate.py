@@ -1,0 +1,132 @@
+"""One consolidation, steps 1–8 of the design, over a store and the pure parts.
+
+``prepare`` runs steps 1–7 and leaves a candidate (or a rejected artifact);
+``publish`` is step 8. Generation finishing never makes anything readable:
+only the switch does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from . import extract, gate, parse
+from .canonical import input_root
+from .errors import NotFound
+from .generators.base import GenerationRequest, Generator
+from .generators.deterministic import DeterministicGenerator
+from .model import (
+    Artifact,
+    ArtifactStatus,
+    GateFailure,
+    GateReport,
+    Manifest,
+    Output,
+    SwitchResult,
+)
+from .recall import why_not_summary
+from .select import select
+from .store.base import SqlStore
+
+
+@dataclass(frozen=True)
+class Consolidation:
+    artifact: Artifact
+    switch: SwitchResult | None
+
+    @property
+    def switched(self) -> bool:
+        return self.switch is not None and self.switch.switched
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "artifact_id": self.artifact.id,
+            "status": str(self.artifact.status if not self.switched else ArtifactStatus.PUBLISHED),
+            "switched": self.switched,
+            "reason": (
+                str(self.switch.reason)
+                if self.switch and self.switch.reason
+                else self.artifact.reason
+            ),
+            "covers_through": self.artifact.manifest.new_covers_through,
+            "gate": {
+                "passed": self.artifact.gate.passed,
+                "failures": [f.to_json() for f in self.artifact.gate.failures],
+            },
+        }
+
+
+def new_artifact_id(subject: str, covers_through: int) -> str:
+    """``summary:<subject>:<H, six digits>-<random>``: sortable by coverage, never reused."""
+    return f"summary:{subject}:{covers_through:06d}-{uuid.uuid4().hex[:8]}"
+
+
+def prepare(
+    store: SqlStore, tenant: str, subject: str, generator: Generator | None = None
+) -> Artifact:
+    """Steps 1–7: snapshot, select, extract, generate, parse, gate, write."""
+    generator = generator or DeterministicGenerator()
+    with store.reader(tenant) as reader:
+        head = reader.head(subject)
+        if head is None:
+            raise NotFound(f"no events for subject {subject!r}", field="subject")
+        events = reader.events(subject, through=head.clock.high_water)
+        ops = reader.operations(subject)
+    selection = select(events, ops, head.clock.high_water, store.policy)
+    items = extract.extract_items(selection.events, selection.conflicts)
+    open_items = extract.expected_open_items(selection.events)
+    parent = head.artifact.output if why_not_summary(head) is None and head.artifact else None
+    manifest = Manifest(
+        artifact_id=new_artifact_id(subject, head.clock.high_water),
+        subject=subject,
+        new_covers_through=head.clock.high_water,
+        input_epoch=head.clock.epoch,
+        expected_alias=head.alias,
+        input_ids=tuple(e.id for e in selection.events),
+        input_root=input_root((e.id, e.hash) for e in selection.events),
+        expected_conflicts=tuple(sorted(c.id for c in selection.conflicts)),
+        selector_version=selection.selector_version,
+        prompt_version=generator.prompt_version,
+        model_snapshot=generator.model_snapshot,
+    )
+    request = GenerationRequest(
+        subject, selection.events, tuple(items), selection.conflicts, open_items, parent
+    )
+    output, report, reason = _generate_and_gate(generator, request, items)
+    status = ArtifactStatus.CANDIDATE if report.passed else ArtifactStatus.REJECTED
+    artifact = Artifact(manifest.artifact_id, subject, status, manifest, output, report, reason)
+    store.write_artifact(tenant, artifact)
+    return artifact
+
+
+def _generate_and_gate(
+    generator: Generator, request: GenerationRequest, items: list[Any]
+) -> tuple[Output | None, GateReport, str | None]:
+    try:
+        raw = generator.generate(request)
+    except Exception as exc:  # a generator is foreign code; its failure is a rejection
+        failure = GateFailure("generation_failed", generator.name, f"{type(exc).__name__}: {exc}")
+        return None, GateReport(False, (failure,)), "generation failed"
+    try:
+        output = parse.parse_output(raw)
+    except parse.OutputRejected as exc:
+        failure = GateFailure(f"parse_{exc.code}", exc.field, str(exc))
+        return None, GateReport(False, (failure,)), "output rejected by the parser"
+    report = gate.check(items, request.conflicts, request.open_items, output, request.events)
+    return output, report, None if report.passed else "gate failed"
+
+
+def publish(store: SqlStore, tenant: str, artifact: Artifact) -> SwitchResult | None:
+    """Step 8 for a candidate; a rejected artifact is never switched."""
+    if artifact.status is not ArtifactStatus.CANDIDATE:
+        return None
+    return store.switch(tenant, artifact.id)
+
+
+def consolidate(
+    store: SqlStore, tenant: str, subject: str, generator: Generator | None = None
+) -> Consolidation:
+    """Steps 1–8 under release mode ``auto``: switch as soon as the gate passes."""
+    artifact = prepare(store, tenant, subject, generator)
+    return Consolidation(artifact, publish(store, tenant, artifact))

@@ -1,0 +1,397 @@
+"""Domain types. Everything the raw layer holds is immutable (frozen)."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+JsonScalar = str | int | float | bool | None
+FactValue = str | int | float | bool
+
+TRUST_LEVELS: tuple[str, ...] = ("user", "agent", "tool", "external")
+EVENT_KINDS: tuple[str, ...] = (
+    "constraint",
+    "preference",
+    "fact",
+    "decision",
+    "task",
+    "observation",
+)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """An explicit structured fact carried by an event; taken as given by extraction."""
+
+    key: str
+    value: FactValue
+    unit: str | None = None
+    polarity: bool = True
+    kind: str = "fact"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "value": self.value,
+            "unit": self.unit,
+            "polarity": self.polarity,
+            "kind": self.kind,
+        }
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """What a client appends: the content fields, before the store assigns a seq.
+
+    ``hash`` is derived from exactly these fields (see canonical.event_hash).
+    """
+
+    id: str
+    subject: str
+    text: str
+    at: str | None = None
+    kind: str | None = None
+    project: str | None = None
+    trust: str = "user"
+    taint: tuple[str, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    supersedes: str | None = None
+
+    @functools.cached_property
+    def content_hash(self) -> str:
+        """SHA-256 of the JCS bytes of ``content()``; computed once per event object."""
+        from .canonical import content_hash, is_plain_number
+
+        # The content's keys are fixed ASCII names; only fact values can be floats.
+        plain = all(is_plain_number(f.value) for f in self.facts)
+        return content_hash(self.content(), plain=plain)
+
+    def content(self) -> dict[str, Any]:
+        """The content fields as plain JSON values; the input of the event hash."""
+        return {
+            "id": self.id,
+            "subject": self.subject,
+            "text": self.text,
+            "at": self.at,
+            "kind": self.kind,
+            "project": self.project,
+            "trust": self.trust,
+            "taint": list(self.taint),
+            "facts": [f.to_json() for f in self.facts],
+            "supersedes": self.supersedes,
+        }
+
+
+@dataclass(frozen=True)
+class Event(NewEvent):
+    """A stored event: content plus its per-subject ``seq`` and content ``hash``."""
+
+    seq: int = 0
+    hash: str = ""
+    recorded_at: str = ""
+
+    @classmethod
+    def stored(cls, new: NewEvent, seq: int, recorded_at: str) -> Event:
+        """The event as the store keeps it: ``new``'s content with its seq and hash."""
+        content = {f.name: getattr(new, f.name) for f in dataclasses.fields(NewEvent)}
+        return cls(**content, seq=seq, hash=new.content_hash, recorded_at=recorded_at)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.content(), "seq": self.seq, "hash": self.hash}
+
+
+class OpKind(enum.StrEnum):
+    """Raw-layer operations. Every one of them advances the epoch (I1)."""
+
+    REVOKE = "revoke"
+    REPLACE = "replace"
+    CONFLICT = "conflict"
+    RESOLVE = "resolve"
+    TRUST = "trust"
+
+
+@dataclass(frozen=True)
+class Operation:
+    """An append-only record of an operation on events of one subject."""
+
+    op_seq: int
+    kind: OpKind
+    target: str
+    other: str | None = None
+    conflict_id: str | None = None
+    key: str | None = None
+    trust: str | None = None
+    taint: tuple[str, ...] | None = None
+    reason: str | None = None
+    epoch: int = 0
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two events that contradict each other. The raw layer resolves; never the consolidator."""
+
+    id: str
+    a: str
+    b: str
+    key: str | None = None
+    winner: str | None = None
+
+    @property
+    def resolved(self) -> bool:
+        return self.winner is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "a": self.a, "b": self.b, "key": self.key, "winner": self.winner}
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The source clock of one subject: H and the epoch (I1)."""
+
+    high_water: int = 0
+    epoch: int = 0
+
+
+@dataclass(frozen=True)
+class Alias:
+    """The read pointer of one subject. '' means no artifact has been switched in yet."""
+
+    artifact_id: str = ""
+    source_epoch: int = 0
+    covers_through: int = 0
+    bypassed: bool = False
+
+    def expected(self) -> dict[str, Any]:
+        return {
+            "parentArtifactId": self.artifact_id,
+            "sourceEpoch": self.source_epoch,
+            "coversThrough": self.covers_through,
+        }
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Step 1 of a consolidation: the clock and the alias, read together."""
+
+    subject: str
+    clock: Clock
+    alias: Alias
+
+
+class ArtifactStatus(enum.StrEnum):
+    CANDIDATE = "candidate"  # gate passed, written, waiting for the switch
+    PUBLISHED = "published"  # the alias points (or pointed until replaced) here
+    SUPERSEDED = "superseded"  # was published; a later switch replaced it
+    REJECTED = "rejected"  # the gate failed; never published, never summarized again
+    FAILED = "failed"  # generation or switch failed
+    STALE = "stale"  # a source it derives from was invalidated
+
+
+RECALLABLE_STATUSES = frozenset({ArtifactStatus.PUBLISHED})
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What an artifact was built from; both fences and every input hash."""
+
+    artifact_id: str
+    subject: str
+    new_covers_through: int
+    input_epoch: int
+    expected_alias: Alias
+    input_ids: tuple[str, ...]
+    input_root: str
+    expected_conflicts: tuple[str, ...]
+    selector_version: str
+    prompt_version: str
+    model_snapshot: str
+    budget: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "artifactId": self.artifact_id,
+            "subject": self.subject,
+            "newCoversThrough": self.new_covers_through,
+            "inputEpoch": self.input_epoch,
+            "expectedAlias": self.expected_alias.expected(),
+            "inputIds": list(self.input_ids),
+            "inputRoot": self.input_root,
+            "expectedConflicts": list(self.expected_conflicts),
+            "selectorVersion": self.selector_version,
+            "promptVersion": self.prompt_version,
+            "modelSnapshot": self.model_snapshot,
+            "budget": self.budget,
+        }
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Manifest:
+        expected = data["expectedAlias"]
+        return Manifest(
+            artifact_id=data["artifactId"],
+            subject=data["subject"],
+            new_covers_through=int(data["newCoversThrough"]),
+            input_epoch=int(data["inputEpoch"]),
+            expected_alias=Alias(
+                artifact_id=expected["parentArtifactId"],
+                source_epoch=int(expected["sourceEpoch"]),
+                covers_through=int(expected["coversThrough"]),
+            ),
+            input_ids=tuple(data["inputIds"]),
+            input_root=data["inputRoot"],
+            expected_conflicts=tuple(data.get("expectedConflicts", ())),
+            selector_version=data["selectorVersion"],
+            prompt_version=data["promptVersion"],
+            model_snapshot=data["modelSnapshot"],
+            budget=data.get("budget"),
+        )
+
+
+@dataclass(frozen=True)
+class Item:
+    """One must-preserve item extracted from a selected event (or an unresolved conflict)."""
+
+    id: str
+    source: str
+    kind: str
+    key: str
+    value: FactValue
+    unit: str | None = None
+    polarity: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "source": self.source,
+            "kind": self.kind,
+            "key": self.key,
+            "value": self.value,
+            "unit": self.unit,
+            "polarity": self.polarity,
+        }
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One structured statement of a generated output, with its lineage."""
+
+    key: str
+    value: FactValue
+    unit: str | None
+    polarity: bool
+    kind: str
+    derived_from: tuple[str, ...]
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "value": self.value,
+            "unit": self.unit,
+            "polarity": self.polarity,
+            "kind": self.kind,
+            "derivedFrom": list(self.derived_from),
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class Output:
+    """A parsed generator output (step 5)."""
+
+    claims: tuple[Claim, ...]
+    open_items: tuple[str, ...]
+    unresolved_conflicts: tuple[str, ...]
+    summary: str
+    cold: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "claims": [c.to_json() for c in self.claims],
+            "openItems": list(self.open_items),
+            "unresolvedConflicts": list(self.unresolved_conflicts),
+            "summary": self.summary,
+            "cold": list(self.cold),
+        }
+
+
+@dataclass(frozen=True)
+class GateFailure:
+    code: str
+    item: str
+    detail: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code, "item": self.item, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class GateReport:
+    passed: bool
+    failures: tuple[GateFailure, ...] = ()
+    checked_items: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "failures": [f.to_json() for f in self.failures],
+            "checkedItems": self.checked_items,
+        }
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A derived row: manifest + output + gate report + status. Only ``status`` moves."""
+
+    id: str
+    subject: str
+    status: ArtifactStatus
+    manifest: Manifest
+    output: Output | None
+    gate: GateReport
+    reason: str | None = None
+    created_at: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "artifact_id": self.id,
+            "subject": self.subject,
+            "status": str(self.status),
+            "reason": self.reason,
+            "manifest": self.manifest.to_json(),
+            "output": self.output.to_json() if self.output else None,
+            "gate": self.gate.to_json(),
+            "created_at": self.created_at,
+        }
+
+
+class SwitchFailure(enum.StrEnum):
+    """Why a switch did not publish. The alias is untouched in every case."""
+
+    ALIAS_MOVED = "alias_moved"
+    EPOCH_CHANGED = "epoch_changed"
+    INPUT_INVALIDATED = "input_invalidated"
+    NEW_CONFLICT = "new_conflict"
+    COVERAGE_REGRESSION = "coverage_would_regress"
+    NOT_A_CANDIDATE = "not_a_candidate"
+
+
+@dataclass(frozen=True)
+class SwitchResult:
+    switched: bool
+    artifact_id: str
+    reason: SwitchFailure | None = None
+    detail: str = ""
+    alias: Alias = field(default_factory=Alias)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "switched": self.switched,
+            "artifact_id": self.artifact_id,
+            "reason": str(self.reason) if self.reason else None,
+            "detail": self.detail,
+            "covers_through": self.alias.covers_through,
+        }

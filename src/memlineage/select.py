@@ -1,0 +1,116 @@
+"""Which events are valid (I3) and which are selected for a consolidation. Pure: no I/O.
+
+The raw layer's rules decide validity, in this order of reasons:
+revoked, superseded (by a replacement), lost a resolved conflict, or quarantined
+by the trust policy. The consolidator never adjudicates: unresolved conflicts
+are reported, both sides stay valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from .model import Conflict, Event, Operation, OpKind
+
+SELECTOR_VERSION = "v1"
+
+
+@dataclass(frozen=True)
+class TrustPolicy:
+    """Which events the trust policy quarantines.
+
+    The default quarantines any event that carries a taint label and admits
+    every trust level: a taint is someone saying "do not build on this".
+    """
+
+    blocked_taints: frozenset[str] | None = None  # None: every label blocks
+    admitted_trust: frozenset[str] = frozenset({"user", "agent", "tool", "external"})
+
+    def admits(self, trust: str, taint: Iterable[str]) -> bool:
+        labels = set(taint)
+        if self.blocked_taints is None:
+            blocked = bool(labels)
+        else:
+            blocked = bool(labels & self.blocked_taints)
+        return not blocked and trust in self.admitted_trust
+
+
+DEFAULT_POLICY = TrustPolicy()
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """The raw layer's verdict on one subject's events."""
+
+    invalid: dict[str, str] = field(default_factory=dict)  # event id -> reason
+    conflicts: dict[str, Conflict] = field(default_factory=dict)
+    trust: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+
+    def is_valid(self, event: Event) -> bool:
+        return event.id not in self.invalid
+
+    @property
+    def unresolved(self) -> list[Conflict]:
+        return [c for c in self.conflicts.values() if not c.resolved]
+
+
+def source_state(
+    events: Iterable[Event], ops: Sequence[Operation], policy: TrustPolicy = DEFAULT_POLICY
+) -> SourceState:
+    """Fold the operations over the events into valid/invalid and the conflict set."""
+    invalid: dict[str, str] = {}
+    conflicts: dict[str, Conflict] = {}
+    overrides: dict[str, tuple[str | None, tuple[str, ...] | None]] = {}
+    for op in sorted(ops, key=lambda o: o.op_seq):
+        if op.kind is OpKind.REVOKE:
+            invalid.setdefault(op.target, "revoked")
+        elif op.kind is OpKind.REPLACE:
+            invalid.setdefault(op.target, f"superseded by {op.other}")
+        elif op.kind is OpKind.CONFLICT and op.conflict_id and op.other:
+            conflicts[op.conflict_id] = Conflict(op.conflict_id, op.target, op.other, op.key)
+        elif op.kind is OpKind.RESOLVE and op.conflict_id in conflicts and op.other:
+            declared = conflicts[op.conflict_id]
+            conflicts[op.conflict_id] = Conflict(
+                declared.id, declared.a, declared.b, declared.key, winner=op.other
+            )
+            loser = declared.b if op.other == declared.a else declared.a
+            invalid.setdefault(loser, f"lost conflict {declared.id}")
+        elif op.kind is OpKind.TRUST:
+            # A later trust change overrides only what it names.
+            level, taint = overrides.get(op.target, (None, None))
+            overrides[op.target] = (op.trust or level, op.taint if op.taint is not None else taint)
+    trust: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for event in events:
+        new_level, new_taint = overrides.get(event.id, (None, None))
+        level = new_level or event.trust
+        taint = new_taint if new_taint is not None else event.taint
+        trust[event.id] = (level, taint)
+        if event.id not in invalid and not policy.admits(level, taint):
+            invalid[event.id] = "quarantined by trust policy"
+    return SourceState(invalid=invalid, conflicts=conflicts, trust=trust)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Step 2: the valid events with seq <= H and the unresolved conflicts among them."""
+
+    events: tuple[Event, ...]
+    conflicts: tuple[Conflict, ...]
+    high_water: int
+    selector_version: str = SELECTOR_VERSION
+
+
+def select(
+    events: Iterable[Event],
+    ops: Sequence[Operation],
+    high_water: int,
+    policy: TrustPolicy = DEFAULT_POLICY,
+) -> Selection:
+    """Valid events up to ``high_water`` in seq order, with their unresolved conflicts."""
+    candidates = [e for e in events if e.seq <= high_water]
+    state = source_state(candidates, ops, policy)
+    chosen = tuple(sorted((e for e in candidates if state.is_valid(e)), key=lambda e: e.seq))
+    ids = {e.id for e in chosen}
+    conflicts = tuple(c for c in state.unresolved if c.a in ids and c.b in ids)
+    return Selection(chosen, conflicts, high_water)

@@ -1,0 +1,74 @@
+"""The storage seam: a handful of methods every backend implements.
+
+Writes are whole transactions that follow I7 (the subject's clock row lock is
+the first statement). Reads go through a ``Reader``: one consistent snapshot
+of one tenant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..model import Alias, Artifact, Clock, Event, NewEvent, Operation, SwitchResult
+from ..select import TrustPolicy
+
+
+@dataclass(frozen=True)
+class Appended:
+    """The outcome of appending one event: its seq, and whether it was new."""
+
+    id: str
+    subject: str
+    seq: int
+    created: bool
+
+
+@dataclass(frozen=True)
+class OpResult:
+    """The outcome of a raw-layer operation."""
+
+    subject: str
+    epoch: int
+    changed: bool
+    conflict_id: str | None = None
+    stale: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Head:
+    """Clock and alias of one subject, and the artifact the alias points to."""
+
+    clock: Clock
+    alias: Alias
+    artifact: Artifact | None
+
+
+class Reader(Protocol):
+    def head(self, subject: str) -> Head | None: ...
+    def events(
+        self, subject: str, *, after: int = 0, through: int | None = None
+    ) -> list[Event]: ...
+    def operations(self, subject: str) -> list[Operation]: ...
+    def artifacts(self, subject: str | None = None) -> list[Artifact]: ...
+    def artifact(self, artifact_id: str) -> Artifact | None: ...
+    def subjects(self) -> list[str]: ...
+
+
+class Store(Protocol):
+    url: str
+    policy: TrustPolicy
+
+    def close(self) -> None: ...
+    def reader(self, tenant: str) -> AbstractContextManager[Reader]: ...
+    def append(self, tenant: str, events: Sequence[NewEvent]) -> list[Appended]: ...
+    def revoke(self, tenant: str, event_id: str, reason: str | None = None) -> OpResult: ...
+    def set_trust(
+        self, tenant: str, event_id: str, level: str | None, taint: Sequence[str] | None
+    ) -> OpResult: ...
+    def declare_conflict(self, tenant: str, a: str, b: str, key: str | None = None) -> OpResult: ...
+    def resolve_conflict(self, tenant: str, conflict_id: str, winner: str) -> OpResult: ...
+    def write_artifact(self, tenant: str, artifact: Artifact) -> None: ...
+    def switch(self, tenant: str, artifact_id: str) -> SwitchResult: ...

@@ -1,0 +1,55 @@
+"""Versioned schema migrations applied at open; a newer schema is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from memlineage import Memory, SchemaTooNew, open_store
+from memlineage.store.base import SqlStore
+
+
+def with_extra_migration(store_class: type[SqlStore]) -> type[SqlStore]:
+    class Newer(store_class):  # type: ignore[valid-type,misc]
+        def migrations(self) -> list[tuple[int, str]]:
+            extra = (
+                len(super().migrations()) + 1,
+                "CREATE TABLE upgrade_probe (tenant TEXT NOT NULL, note TEXT)",
+            )
+            return [*super().migrations(), extra]
+
+    return Newer
+
+
+def schema_version(store: SqlStore) -> int:
+    with store._read() as tx:
+        return int(tx.one("SELECT MAX(version) FROM schema_migrations")[0])
+
+
+def test_opening_migrates_and_reopening_is_a_no_op(db_url: str) -> None:
+    store = open_store(db_url)
+    latest = schema_version(store)
+    store.close()
+    again = open_store(db_url)
+    assert schema_version(again) == latest == len(again.migrations())
+    again.close()
+
+
+def test_an_older_schema_is_migrated_and_keeps_its_data(db_url: str) -> None:
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add([{"id": "m-1", "subject": "user-7", "text": "keep me"}])
+        store_class = type(memory.store)
+        url = memory.store.url if store_class.dialect == "postgres" else memory.store.path  # type: ignore[attr-defined]
+    newer = with_extra_migration(store_class)(url)
+    assert schema_version(newer) == len(newer.migrations())
+    with Memory(store=newer, tenant="acme") as memory:
+        assert [e.id for e in memory.recall("user-7").events] == ["m-1"]
+
+
+def test_a_newer_schema_is_refused_with_a_clear_message(db_url: str) -> None:
+    store = open_store(db_url)
+    url = store.url if store.dialect == "postgres" else store.path  # type: ignore[attr-defined]
+    store_class = type(store)
+    store.close()
+    with_extra_migration(store_class)(url).close()
+    with pytest.raises(SchemaTooNew, match="upgrade memlineage"):
+        open_store(db_url)

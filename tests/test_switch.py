@@ -1,0 +1,214 @@
+"""The derived layer: candidates, the switch transaction (step 8), recall (I4–I6)."""
+
+from __future__ import annotations
+
+import multiprocessing
+from typing import Any
+
+import pytest
+
+import workers
+from memlineage import ArtifactStatus, Memory, SwitchFailure
+from memlineage.consolidate import prepare, publish
+from memlineage.generators.base import GenerationRequest
+
+SPAWN = multiprocessing.get_context("spawn")
+
+
+def add_range(memory: Memory, start: int, stop: int, subject: str = "user-7") -> None:
+    memory.add(
+        [
+            {"id": f"m-{i}", "subject": subject, "text": f"Note {i}: keep ticket ORION-{i} open"}
+            for i in range(start, stop + 1)
+        ]
+    )
+
+
+def status_of(memory: Memory, artifact_id: str) -> ArtifactStatus:
+    return {a.id: a.status for a in memory.artifacts()}[artifact_id]
+
+
+def run_in_process(target: Any, *args: Any) -> Any:
+    results = SPAWN.SimpleQueue()
+    proc = SPAWN.Process(target=target, args=(*args, results))
+    proc.start()
+    proc.join(60)
+    assert proc.exitcode == 0
+    return results.get()
+
+
+def test_consolidation_publishes_and_recall_returns_summary_plus_tail(memory: Memory) -> None:
+    add_range(memory, 1, 5)
+    result = memory.consolidate("user-7")
+    assert result.switched, result.to_json()
+    add_range(memory, 6, 7)
+    recalled = memory.recall("user-7")
+    assert recalled.mode == "summary"
+    assert recalled.artifact_id == result.artifact.id
+    assert recalled.covers_through == 5
+    assert [e.id for e in recalled.tail] == ["m-6", "m-7"]
+    assert recalled.claims
+    # "which message produced this memory?": every claim names raw event ids.
+    assert all(
+        c.derived_from and set(c.derived_from) <= {f"m-{i}" for i in range(1, 6)}
+        for c in recalled.claims
+    )
+
+
+def test_generation_finishing_does_not_make_an_artifact_readable(memory: Memory) -> None:
+    add_range(memory, 1, 3)
+    candidate = prepare(memory.store, memory.tenant, "user-7")
+    assert candidate.status is ArtifactStatus.CANDIDATE
+    assert memory.recall("user-7").mode == "raw"
+    assert publish(memory.store, memory.tenant, candidate).switched  # type: ignore[union-attr]
+    assert memory.recall("user-7").mode == "summary"
+
+
+def test_the_older_task_cannot_switch_after_the_newer_one(db_url: str) -> None:
+    """The seed's race: H=220 and H=184 share parent ...000090; 220 switches first."""
+    with Memory(db_url, tenant="acme") as memory:
+        add_range(memory, 1, 90)
+        parent = memory.consolidate("user-7")
+        assert parent.switched and parent.artifact.id.startswith("summary:user-7:000090")
+        add_range(memory, 91, 184)
+        old_task = prepare(memory.store, "acme", "user-7")
+        add_range(memory, 185, 220)
+        new_task = prepare(memory.store, "acme", "user-7")
+    assert old_task.manifest.expected_alias.artifact_id == parent.artifact.id
+    assert new_task.manifest.expected_alias.artifact_id == parent.artifact.id
+
+    first = run_in_process(workers.switch, db_url, "acme", new_task.id)
+    second = run_in_process(workers.switch, db_url, "acme", old_task.id)
+
+    assert first["switched"] is True
+    assert second["switched"] is False
+    assert second["reason"] == SwitchFailure.ALIAS_MOVED
+    with Memory(db_url, tenant="acme") as memory:
+        recalled = memory.recall("user-7")
+        assert recalled.artifact_id == new_task.id
+        assert recalled.covers_through == 220
+        assert status_of(memory, old_task.id) is ArtifactStatus.FAILED
+
+
+def test_revocation_between_gate_and_switch_blocks_the_switch(memory: Memory) -> None:
+    add_range(memory, 1, 10)
+    candidate = prepare(memory.store, memory.tenant, "user-7")
+    assert candidate.gate.passed
+    memory.revoke("m-4")
+    result = memory.store.switch(memory.tenant, candidate.id)
+    assert not result.switched
+    assert result.reason is SwitchFailure.EPOCH_CHANGED
+    assert result.alias.artifact_id == ""  # the alias is untouched
+    recalled = memory.recall("user-7")
+    assert recalled.mode == "raw"
+    assert "m-4" not in [e.id for e in recalled.events]
+
+
+def test_revocation_after_the_switch_stales_the_artifact_at_once(memory: Memory) -> None:
+    add_range(memory, 1, 10)
+    published = memory.consolidate("user-7")
+    assert memory.recall("user-7").mode == "summary"
+    op = memory.revoke("m-4")
+    assert op.stale == (published.artifact.id,)
+    assert status_of(memory, published.artifact.id) is ArtifactStatus.STALE
+    recalled = memory.recall("user-7")
+    assert recalled.mode == "raw"
+    assert "m-4" not in [e.id for e in recalled.events]
+    assert all("m-4" not in c.derived_from for c in recalled.claims)
+
+
+def test_staleness_follows_parent_artifacts(memory: Memory) -> None:
+    add_range(memory, 1, 3)
+    first = memory.consolidate("user-7").artifact
+    add_range(memory, 4, 6)
+    second = memory.consolidate("user-7").artifact
+    memory.revoke("m-2")
+    assert status_of(memory, first.id) is ArtifactStatus.STALE
+    assert status_of(memory, second.id) is ArtifactStatus.STALE
+
+
+def test_unrelated_revocation_in_another_subject_changes_nothing(memory: Memory) -> None:
+    add_range(memory, 1, 3)
+    add_range(memory, 100, 102, subject="user-8")
+    memory.consolidate("user-7")
+    memory.revoke("m-101")
+    assert memory.recall("user-7").mode == "summary"
+
+
+def test_replacement_and_new_conflict_take_the_summary_out_of_recall(memory: Memory) -> None:
+    add_range(memory, 1, 3)
+    memory.consolidate("user-7")
+    memory.conflict("m-1", "m-2", key="plan")
+    assert memory.recall("user-7").mode == "raw"
+    assert memory.consolidate("user-7").switched
+    recalled = memory.recall("user-7")
+    assert recalled.mode == "summary" and len(recalled.conflicts) == 1
+    memory.add([{"id": "m-9", "subject": "user-7", "text": "Note 9", "supersedes": "m-3"}])
+    assert memory.recall("user-7").mode == "raw"
+
+
+def test_a_new_conflict_after_the_gate_blocks_the_switch(memory: Memory) -> None:
+    add_range(memory, 1, 3)
+    candidate = prepare(memory.store, memory.tenant, "user-7")
+    memory.conflict("m-1", "m-2")
+    result = memory.store.switch(memory.tenant, candidate.id)
+    assert not result.switched
+    assert result.reason in (SwitchFailure.EPOCH_CHANGED, SwitchFailure.NEW_CONFLICT)
+
+
+def test_coverage_never_moves_backward(memory: Memory) -> None:
+    add_range(memory, 1, 5)
+    early = prepare(memory.store, memory.tenant, "user-7")
+    add_range(memory, 6, 8)
+    assert memory.consolidate("user-7").switched
+    result = memory.store.switch(memory.tenant, early.id)
+    assert not result.switched
+    assert memory.recall("user-7").covers_through == 8
+
+
+def test_a_switch_is_attempted_once(memory: Memory) -> None:
+    add_range(memory, 1, 2)
+    done = memory.consolidate("user-7")
+    again = memory.store.switch(memory.tenant, done.artifact.id)
+    assert not again.switched and again.reason is SwitchFailure.NOT_A_CANDIDATE
+
+
+class BrokenGenerator:
+    name = "broken"
+    prompt_version = "test"
+    model_snapshot = "test"
+
+    def __init__(self, output: Any):
+        self.output = output
+
+    def generate(self, request: GenerationRequest) -> Any:
+        if isinstance(self.output, Exception):
+            raise self.output
+        return self.output
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        TimeoutError("generation timed out"),
+        {"claims": [], "openItems": [], "summary": "x", "cold": []},  # a field is missing
+        {
+            "claims": [],
+            "openItems": [],
+            "unresolvedConflicts": [],
+            "summary": "all fine",
+            "cold": [],
+        },  # drops every must-preserve item
+    ],
+    ids=["timeout", "missing-field", "drops-items"],
+)
+def test_rejected_or_failed_outputs_are_kept_and_never_recalled(
+    memory: Memory, output: Any
+) -> None:
+    add_range(memory, 1, 3)
+    result = memory.consolidate("user-7", BrokenGenerator(output))
+    assert not result.switched
+    assert result.artifact.status is ArtifactStatus.REJECTED
+    assert not result.artifact.gate.passed and result.artifact.gate.failures
+    assert memory.recall("user-7").mode == "raw"
+    assert status_of(memory, result.artifact.id) is ArtifactStatus.REJECTED

@@ -1,0 +1,54 @@
+"""Entry points of the real processes that concurrency and crash tests start.
+
+They open their own store (their own connection), as separate agents would.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+from memlineage import Memory
+from memlineage.consolidate import prepare
+
+
+def append_one_by_one(
+    url: str, tenant: str, subject: str, prefix: str, count: int, barrier: Any
+) -> None:
+    with Memory(url, tenant=tenant) as memory:
+        barrier.wait()
+        for i in range(count):
+            memory.add([{"id": f"{prefix}-{i}", "subject": subject, "text": f"note {i}"}])
+
+
+def append_same_event(url: str, tenant: str, barrier: Any, results: Any) -> None:
+    with Memory(url, tenant=tenant) as memory:
+        barrier.wait()
+        out = memory.add([{"id": "dup-1", "subject": "user-7", "text": "Meet at 10:00"}])
+        results.put(out[0].created)
+
+
+def switch(url: str, tenant: str, artifact_id: str, results: Any) -> None:
+    with Memory(url, tenant=tenant) as memory:
+        results.put(memory.store.switch(tenant, artifact_id).to_json())
+
+
+def switch_at_barrier(url: str, tenant: str, artifact_id: str, barrier: Any, results: Any) -> None:
+    with Memory(url, tenant=tenant) as memory:
+        barrier.wait()
+        results.put(("switch", memory.store.switch(tenant, artifact_id).switched))
+
+
+def revoke_at_barrier(url: str, tenant: str, event_id: str, barrier: Any, results: Any) -> None:
+    with Memory(url, tenant=tenant) as memory:
+        barrier.wait()
+        results.put(("revoke", memory.revoke(event_id).changed))
+
+
+def write_artifact_then_die(url: str, tenant: str, subject: str, results: Any) -> None:
+    """Steps 1–7 complete, then the process is killed before it can switch."""
+    with Memory(url, tenant=tenant) as memory:
+        artifact = prepare(memory.store, tenant, subject)
+        results.put(artifact.id)
+        os.kill(os.getpid(), signal.SIGKILL)

@@ -21,7 +21,7 @@ from pathlib import Path
 from common import median_seconds, percentile, report
 from memlineage import Memory
 from memlineage.ingest import parse_event, utc_now
-from memlineage.store.base import EVENT_COLUMNS, SqlStore
+from memlineage.store.rows import EVENT_COLUMNS, event_row
 
 TEXTS = [
     "Never deploy {p} on Fridays; the budget is at most {n},500 EUR.",
@@ -63,7 +63,7 @@ def bench_append(tmp: Path, total: int, batch: int, repeats: int) -> None:
     prepared = []  # the same rows Memory.add writes, hashed before the clock starts
     for seq, raw in enumerate(rows, start=1):
         event = parse_event(raw)
-        prepared.append(SqlStore._event_row("default", event, seq, event.content_hash, now))
+        prepared.append(event_row("default", event, seq, event.content_hash, now))
     row_batches = [prepared[i : i + batch] for i in range(0, total, batch)]
     insert = f"INSERT INTO events (tenant, {EVENT_COLUMNS}) VALUES ({', '.join('?' * 14)})"
 

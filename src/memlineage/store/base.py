@@ -8,8 +8,7 @@ SQLite and PostgreSQL cannot drift apart.
 from __future__ import annotations
 
 import abc
-import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from typing import Any
@@ -21,215 +20,22 @@ from ..model import (
     Alias,
     Artifact,
     ArtifactStatus,
-    Claim,
     Clock,
     Event,
-    Fact,
-    GateFailure,
-    GateReport,
-    Manifest,
     NewEvent,
-    Operation,
     OpKind,
-    Output,
     SwitchFailure,
     SwitchResult,
 )
 from ..select import DEFAULT_POLICY, TrustPolicy, source_state
-from .protocol import Appended, Head, OpResult
+from .protocol import Appended, OpResult
+from .reader import SqlReader
+from .rows import ARTIFACT_COLUMNS, EVENT_COLUMNS, dumps, event_from_row, event_row
+from .sql import Tx, chunks, marks
 
-EVENT_COLUMNS = (
-    "seq, id, subject, at, kind, project, trust, taint, facts, supersedes, text, hash, recorded_at"
-)
-ARTIFACT_COLUMNS = "id, subject, status, reason, manifest, output, gate, created_at"
-OP_COLUMNS = "op_seq, kind, target, other, conflict_id, key, trust, taint, reason, epoch"
 # Artifacts that a newly invalidated source takes out of use; rejected and
 # failed ones were never usable and keep the status that says why.
 STALEABLE = ("candidate", "published", "superseded")
-IN_CHUNK = 500
-
-
-class Tx(abc.ABC):
-    """One open transaction; statements use ``?`` placeholders on every backend."""
-
-    @abc.abstractmethod
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
-
-    @abc.abstractmethod
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
-
-    def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self.execute(sql, params).fetchone()
-
-    def all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        return list(self.execute(sql, params).fetchall())
-
-    def count(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return int(self.execute(sql, params).rowcount)
-
-
-def _chunks(values: Sequence[str], size: int = IN_CHUNK) -> Iterator[Sequence[str]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
-
-
-def _marks(n: int) -> str:
-    return ", ".join("?" * n)
-
-
-# --- rows to domain objects -------------------------------------------------
-
-
-def event_from_row(row: Sequence[Any]) -> Event:
-    (seq, id_, subject, at, kind, project, trust, taint, facts, supersedes, text, hash_, rec) = row
-    return Event(
-        id=id_,
-        subject=subject,
-        text=text,
-        at=at,
-        kind=kind,
-        project=project,
-        trust=trust,
-        taint=tuple(json.loads(taint)),
-        facts=tuple(Fact(**f) for f in json.loads(facts)),
-        supersedes=supersedes,
-        seq=int(seq),
-        hash=hash_,
-        recorded_at=rec,
-    )
-
-
-def op_from_row(row: Sequence[Any]) -> Operation:
-    op_seq, kind, target, other, conflict_id, key, trust, taint, reason, epoch = row
-    return Operation(
-        op_seq=int(op_seq),
-        kind=OpKind(kind),
-        target=target,
-        other=other,
-        conflict_id=conflict_id,
-        key=key,
-        trust=trust,
-        taint=tuple(json.loads(taint)) if taint is not None else None,
-        reason=reason,
-        epoch=int(epoch),
-    )
-
-
-def output_from_json(data: dict[str, Any]) -> Output:
-    """Load an output this store wrote itself (it passed the parser before)."""
-    return Output(
-        claims=tuple(
-            Claim(
-                key=c["key"],
-                value=c["value"],
-                unit=c.get("unit"),
-                polarity=c["polarity"],
-                kind=c["kind"],
-                derived_from=tuple(c["derivedFrom"]),
-                text=c.get("text", ""),
-            )
-            for c in data["claims"]
-        ),
-        open_items=tuple(data["openItems"]),
-        unresolved_conflicts=tuple(data["unresolvedConflicts"]),
-        summary=data["summary"],
-        cold=tuple(data.get("cold", ())),
-    )
-
-
-def gate_from_json(data: dict[str, Any]) -> GateReport:
-    return GateReport(
-        passed=bool(data["passed"]),
-        failures=tuple(
-            GateFailure(f["code"], f["item"], f.get("detail", "")) for f in data["failures"]
-        ),
-        checked_items=int(data.get("checkedItems", 0)),
-    )
-
-
-def artifact_from_row(row: Sequence[Any]) -> Artifact:
-    id_, subject, status, reason, manifest, output, gate, created_at = row
-    return Artifact(
-        id=id_,
-        subject=subject,
-        status=ArtifactStatus(status),
-        manifest=Manifest.from_json(json.loads(manifest)),
-        output=output_from_json(json.loads(output)) if output else None,
-        gate=gate_from_json(json.loads(gate)),
-        reason=reason,
-        created_at=created_at,
-    )
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-# --- reading ------------------------------------------------------------------
-
-
-class SqlReader:
-    """Reads of one tenant inside one snapshot."""
-
-    def __init__(self, tx: Tx, tenant: str):
-        self.tx = tx
-        self.tenant = tenant
-
-    def head(self, subject: str) -> Head | None:
-        row = self.tx.one(
-            "SELECT c.high_water, c.epoch, a.artifact_id, a.source_epoch, a.covers_through,"
-            " a.bypassed FROM clocks c JOIN aliases a"
-            " ON a.tenant = c.tenant AND a.subject = c.subject"
-            " WHERE c.tenant = ? AND c.subject = ?",
-            (self.tenant, subject),
-        )
-        if row is None:
-            return None
-        high_water, epoch, artifact_id, source_epoch, covers, bypassed = row
-        alias = Alias(artifact_id, int(source_epoch), int(covers), bool(bypassed))
-        artifact = self.artifact(artifact_id, subject) if artifact_id else None
-        return Head(Clock(int(high_water), int(epoch)), alias, artifact)
-
-    def events(self, subject: str, *, after: int = 0, through: int | None = None) -> list[Event]:
-        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ? AND seq > ?"
-        params: list[Any] = [self.tenant, subject, after]
-        if through is not None:
-            sql += " AND seq <= ?"
-            params.append(through)
-        return [event_from_row(r) for r in self.tx.all(sql + " ORDER BY seq", params)]
-
-    def operations(self, subject: str) -> list[Operation]:
-        return [
-            op_from_row(r)
-            for r in self.tx.all(
-                f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
-                " ORDER BY op_seq",
-                (self.tenant, subject),
-            )
-        ]
-
-    def artifact(self, artifact_id: str, subject: str | None = None) -> Artifact | None:
-        sql = f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE tenant = ? AND id = ?"
-        params: list[Any] = [self.tenant, artifact_id]
-        if subject is not None:
-            sql += " AND subject = ?"
-            params.append(subject)
-        row = self.tx.one(sql, params)
-        return artifact_from_row(row) if row else None
-
-    def artifacts(self, subject: str | None = None) -> list[Artifact]:
-        sql = f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE tenant = ?"
-        params: list[Any] = [self.tenant]
-        if subject is not None:
-            sql += " AND subject = ?"
-            params.append(subject)
-        return [artifact_from_row(r) for r in self.tx.all(sql + " ORDER BY created_at, id", params)]
-
-    def subjects(self) -> list[str]:
-        rows = self.tx.all(
-            "SELECT subject FROM clocks WHERE tenant = ? ORDER BY subject", (self.tenant,)
-        )
-        return [r[0] for r in rows]
 
 
 # --- the store ------------------------------------------------------------------
@@ -394,10 +200,10 @@ class SqlStore(abc.ABC):
         self, tx: Tx, tenant: str, ids: Sequence[str]
     ) -> dict[str, tuple[str, str, int]]:
         found: dict[str, tuple[str, str, int]] = {}
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             for event_id, subject, hash_, seq in tx.all(
                 "SELECT id, subject, hash, seq FROM events"
-                f" WHERE tenant = ? AND id IN ({_marks(len(chunk))})",
+                f" WHERE tenant = ? AND id IN ({marks(len(chunk))})",
                 (tenant, *chunk),
             ):
                 found[event_id] = (subject, hash_, int(seq))
@@ -427,14 +233,14 @@ class SqlStore(abc.ABC):
                     continue
                 seq += 1
                 stored[event.id] = (subject, hash_, seq)
-                rows.append(self._event_row(tenant, event, seq, hash_, now))
+                rows.append(event_row(tenant, event, seq, hash_, now))
                 if event.supersedes is not None:
                     replaced.append((event.supersedes, event.id))
                 out.append(Appended(event.id, subject, seq, created=True))
             if replaced:
                 self._check_targets(tx, tenant, subject, [old for old, _ in replaced], stored)
             tx.executemany(
-                f"INSERT INTO events (tenant, {EVENT_COLUMNS}) VALUES (?, {_marks(13)})",
+                f"INSERT INTO events (tenant, {EVENT_COLUMNS}) VALUES (?, {marks(13)})",
                 rows,
             )
             if seq != clock.high_water:
@@ -447,25 +253,6 @@ class SqlStore(abc.ABC):
                     tx, tenant, subject, OpKind.REPLACE, old, other=new, invalidates=old
                 )
             return out
-
-    @staticmethod
-    def _event_row(tenant: str, event: NewEvent, seq: int, hash_: str, now: str) -> tuple[Any, ...]:
-        return (
-            tenant,
-            seq,
-            event.id,
-            event.subject,
-            event.at,
-            event.kind,
-            event.project,
-            event.trust,
-            _dumps(list(event.taint)) if event.taint else "[]",  # most events carry neither
-            _dumps([f.to_json() for f in event.facts]) if event.facts else "[]",
-            event.supersedes,
-            event.text,
-            hash_,
-            now,
-        )
 
     def _check_targets(
         self,
@@ -508,12 +295,12 @@ class SqlStore(abc.ABC):
 
     def _events_by_id(self, tx: Tx, tenant: str, subject: str, ids: Sequence[str]) -> list[Event]:
         found: list[Event] = []
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             found.extend(
                 event_from_row(r)
                 for r in tx.all(
                     f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ?"
-                    f" AND id IN ({_marks(len(chunk))})",
+                    f" AND id IN ({marks(len(chunk))})",
                     (tenant, subject, *chunk),
                 )
             )
@@ -553,7 +340,7 @@ class SqlStore(abc.ABC):
                 conflict_id,
                 key,
                 trust,
-                _dumps(list(taint)) if taint is not None else None,
+                dumps(list(taint)) if taint is not None else None,
                 reason,
                 epoch,
                 utc_now(),
@@ -579,13 +366,13 @@ class SqlStore(abc.ABC):
         rows = tx.all(
             "WITH RECURSIVE below(node) AS ("
             f" SELECT child FROM derivation WHERE tenant = ? AND subject = ?"
-            f" AND parent IN ({_marks(len(roots))})"
+            f" AND parent IN ({marks(len(roots))})"
             " UNION"
             " SELECT d.child FROM derivation d JOIN below b ON d.parent = b.node"
             " WHERE d.tenant = ? AND d.subject = ?)"
             " UPDATE artifacts SET status = 'stale', reason = ?, status_at = ?"
             " WHERE tenant = ? AND subject = ? AND id IN (SELECT node FROM below)"
-            f" AND status IN ({_marks(len(STALEABLE))}) RETURNING id",
+            f" AND status IN ({marks(len(STALEABLE))}) RETURNING id",
             (
                 tenant,
                 subject,
@@ -710,9 +497,9 @@ class SqlStore(abc.ABC):
                     artifact.subject,
                     str(artifact.status),
                     artifact.reason,
-                    _dumps(manifest.to_json()),
-                    _dumps(artifact.output.to_json()) if artifact.output else None,
-                    _dumps(artifact.gate.to_json()),
+                    dumps(manifest.to_json()),
+                    dumps(artifact.output.to_json()) if artifact.output else None,
+                    dumps(artifact.gate.to_json()),
                     now,
                     now,
                 ),

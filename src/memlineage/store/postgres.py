@@ -17,7 +17,8 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from ..errors import StoreError
-from .base import SqlStore, Tx
+from .base import SqlStore
+from .sql import Tx
 
 # One advisory lock key for "migrating memlineage's schema" (any stable number).
 MIGRATION_LOCK_KEY = 0x6D656D6C
@@ -56,7 +57,7 @@ class PostgresStore(SqlStore):
                 max_size=pool_size,
                 open=True,
                 timeout=30,
-                kwargs={"autocommit": False},
+                kwargs={"autocommit": True},  # transactions are explicit blocks
             )
             self.pool.wait(timeout=10)
         except (psycopg.Error, Exception) as exc:

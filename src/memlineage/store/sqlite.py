@@ -8,13 +8,15 @@ to the busy timeout for it. Concurrent writers are processes.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from .base import SqlStore, Tx
+from .base import SqlStore
+from .sql import Tx
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -36,6 +38,7 @@ class SqliteStore(SqlStore):
 
     def __init__(self, path: str | Path, *, migrate: bool = True):
         self.path = str(path)
+        self._connection_mutex = threading.RLock()
         self.url = f"sqlite:///{self.path}"
         try:
             self.conn = sqlite3.connect(
@@ -57,13 +60,16 @@ class SqliteStore(SqlStore):
 
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[Tx]:
-        self.conn.execute(begin)
-        try:
-            yield SqliteTx(self.conn)
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+        # One connection serves this store; the mutex keeps two threads from sharing
+        # one transaction. Isolation between processes is SQLite's own write lock.
+        with self._connection_mutex:
+            self.conn.execute(begin)
+            try:
+                yield SqliteTx(self.conn)
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
 
     def _write(self) -> Any:
         return self._transaction("BEGIN IMMEDIATE")

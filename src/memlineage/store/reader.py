@@ -1,0 +1,81 @@
+"""Reads of one tenant inside one snapshot (the store opens the transaction)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import Alias, Artifact, Clock, Event, Operation
+from .protocol import Head
+from .rows import (
+    ARTIFACT_COLUMNS,
+    EVENT_COLUMNS,
+    OP_COLUMNS,
+    artifact_from_row,
+    event_from_row,
+    op_from_row,
+)
+from .sql import Tx
+
+
+class SqlReader:
+    """Reads of one tenant inside one snapshot."""
+
+    def __init__(self, tx: Tx, tenant: str):
+        self.tx = tx
+        self.tenant = tenant
+
+    def head(self, subject: str) -> Head | None:
+        row = self.tx.one(
+            "SELECT c.high_water, c.epoch, a.artifact_id, a.source_epoch, a.covers_through,"
+            " a.bypassed FROM clocks c JOIN aliases a"
+            " ON a.tenant = c.tenant AND a.subject = c.subject"
+            " WHERE c.tenant = ? AND c.subject = ?",
+            (self.tenant, subject),
+        )
+        if row is None:
+            return None
+        high_water, epoch, artifact_id, source_epoch, covers, bypassed = row
+        alias = Alias(artifact_id, int(source_epoch), int(covers), bool(bypassed))
+        artifact = self.artifact(artifact_id, subject) if artifact_id else None
+        return Head(Clock(int(high_water), int(epoch)), alias, artifact)
+
+    def events(self, subject: str, *, after: int = 0, through: int | None = None) -> list[Event]:
+        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ? AND seq > ?"
+        params: list[Any] = [self.tenant, subject, after]
+        if through is not None:
+            sql += " AND seq <= ?"
+            params.append(through)
+        return [event_from_row(r) for r in self.tx.all(sql + " ORDER BY seq", params)]
+
+    def operations(self, subject: str) -> list[Operation]:
+        return [
+            op_from_row(r)
+            for r in self.tx.all(
+                f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
+                " ORDER BY op_seq",
+                (self.tenant, subject),
+            )
+        ]
+
+    def artifact(self, artifact_id: str, subject: str | None = None) -> Artifact | None:
+        sql = f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE tenant = ? AND id = ?"
+        params: list[Any] = [self.tenant, artifact_id]
+        if subject is not None:
+            sql += " AND subject = ?"
+            params.append(subject)
+        row = self.tx.one(sql, params)
+        return artifact_from_row(row) if row else None
+
+    def artifacts(self, subject: str | None = None) -> list[Artifact]:
+        sql = f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE tenant = ?"
+        params: list[Any] = [self.tenant]
+        if subject is not None:
+            sql += " AND subject = ?"
+            params.append(subject)
+        return [artifact_from_row(r) for r in self.tx.all(sql + " ORDER BY created_at, id", params)]
+
+    def subjects(self) -> list[str]:
+        rows = self.tx.all(
+            "SELECT subject FROM clocks WHERE tenant = ? ORDER BY subject", (self.tenant,)
+        )
+        return [r[0] for r in rows]

@@ -1,0 +1,110 @@
+"""Rows to domain objects and back. The stored JSON was written by this package."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..model import (
+    Artifact,
+    ArtifactStatus,
+    Event,
+    Fact,
+    GateFailure,
+    GateReport,
+    Manifest,
+    NewEvent,
+    Operation,
+    OpKind,
+)
+from ..parse import parse_output
+
+EVENT_COLUMNS = (
+    "seq, id, subject, at, kind, project, trust, taint, facts, supersedes, text, hash, recorded_at"
+)
+ARTIFACT_COLUMNS = "id, subject, status, reason, manifest, output, gate, created_at"
+OP_COLUMNS = "op_seq, kind, target, other, conflict_id, key, trust, taint, reason, epoch"
+
+
+def event_from_row(row: Sequence[Any]) -> Event:
+    (seq, id_, subject, at, kind, project, trust, taint, facts, supersedes, text, hash_, rec) = row
+    return Event(
+        id=id_,
+        subject=subject,
+        text=text,
+        at=at,
+        kind=kind,
+        project=project,
+        trust=trust,
+        taint=tuple(json.loads(taint)),
+        facts=tuple(Fact(**f) for f in json.loads(facts)),
+        supersedes=supersedes,
+        seq=int(seq),
+        hash=hash_,
+        recorded_at=rec,
+    )
+
+
+def op_from_row(row: Sequence[Any]) -> Operation:
+    op_seq, kind, target, other, conflict_id, key, trust, taint, reason, epoch = row
+    return Operation(
+        op_seq=int(op_seq),
+        kind=OpKind(kind),
+        target=target,
+        other=other,
+        conflict_id=conflict_id,
+        key=key,
+        trust=trust,
+        taint=tuple(json.loads(taint)) if taint is not None else None,
+        reason=reason,
+        epoch=int(epoch),
+    )
+
+
+def gate_from_json(data: dict[str, Any]) -> GateReport:
+    return GateReport(
+        passed=bool(data["passed"]),
+        failures=tuple(
+            GateFailure(f["code"], f["item"], f.get("detail", "")) for f in data["failures"]
+        ),
+        checked_items=int(data.get("checkedItems", 0)),
+    )
+
+
+def artifact_from_row(row: Sequence[Any]) -> Artifact:
+    id_, subject, status, reason, manifest, output, gate, created_at = row
+    return Artifact(
+        id=id_,
+        subject=subject,
+        status=ArtifactStatus(status),
+        manifest=Manifest.from_json(json.loads(manifest)),
+        output=parse_output(json.loads(output)) if output else None,
+        gate=gate_from_json(json.loads(gate)),
+        reason=reason,
+        created_at=created_at,
+    )
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def event_row(tenant: str, event: NewEvent, seq: int, hash_: str, now: str) -> tuple[Any, ...]:
+    """The ``events`` row of ``event``, in EVENT_COLUMNS order after the tenant."""
+    return (
+        tenant,
+        seq,
+        event.id,
+        event.subject,
+        event.at,
+        event.kind,
+        event.project,
+        event.trust,
+        dumps(list(event.taint)) if event.taint else "[]",  # most events carry neither
+        dumps([f.to_json() for f in event.facts]) if event.facts else "[]",
+        event.supersedes,
+        event.text,
+        hash_,
+        now,
+    )

@@ -1,0 +1,37 @@
+"""The SQL seam: a transaction handle that both backends implement, and small helpers."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+IN_CHUNK = 500  # ids per IN (...) list: far below SQLite's and PostgreSQL's limits
+
+
+class Tx(abc.ABC):
+    """One open transaction; statements use ``?`` placeholders on every backend."""
+
+    @abc.abstractmethod
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+
+    @abc.abstractmethod
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self.execute(sql, params).fetchone()
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return list(self.execute(sql, params).fetchall())
+
+    def count(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return int(self.execute(sql, params).rowcount)
+
+
+def chunks(values: Sequence[str], size: int = IN_CHUNK) -> Iterator[Sequence[str]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def marks(n: int) -> str:
+    return ", ".join("?" * n)

@@ -109,6 +109,7 @@ def cmd_recall(args: argparse.Namespace) -> tuple[Any, str, int]:
         lines += [f"[tail] {e.seq}: {e.text}" for e in recalled.tail]
     else:
         lines = [f"[raw: {recalled.reason}]"] + [f"{e.seq}: {e.text}" for e in recalled.events]
+    lines += [f"[open] {item}" for item in recalled.open_items]
     lines += [f"[conflict {c.id}] {c.a} vs {c.b}" for c in recalled.conflicts]
     return doc, "\n".join(lines), 0
 

@@ -1,0 +1,901 @@
+"""Step 3: deterministic extraction of the must-preserve set.
+
+Hand-written, ordered patterns over each sentence (see docs/extraction.md for
+exactly what each kind recognises and what it does not). Recognisers run in a
+fixed priority order and claim character spans, so an email address is never
+also read as a number and a date is never also read as an account number.
+
+Pure: no I/O. Same input, same items, same ids, whatever else is in the batch.
+"""
+
+from __future__ import annotations
+
+import bisect
+import calendar
+import functools
+import hashlib
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from dateutil.parser import isoparse
+from dateutil.relativedelta import relativedelta
+
+from .model import Conflict, Event, FactValue, Item
+from .values import (
+    CURRENCY_CODES,
+    CURRENCY_SYMBOLS,
+    CURRENCY_WORDS,
+    UNIT_SYMBOLS,
+    UNIT_WORDS,
+    canonical,
+    number_value,
+    scaled,
+)
+
+#: the item kinds the extractor emits (explicit facts keep their own kind)
+KINDS: tuple[str, ...] = (
+    "constraint",
+    "negation",
+    "preference",
+    "decision",
+    "number",
+    "money",
+    "date",
+    "id",
+    "scope",
+    "conflict",
+)
+GLOBAL_SCOPE = "global"
+
+# ---------------------------------------------------------------------------
+# patterns, compiled once
+
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_SCALES: dict[str, int] = {
+    "k": 1_000,
+    "K": 1_000,
+    "thousand": 1_000,
+    "m": 1_000_000,
+    "M": 1_000_000,
+    "mn": 1_000_000,
+    "million": 1_000_000,
+    "bn": 1_000_000_000,
+    "B": 1_000_000_000,
+    "billion": 1_000_000_000,
+}
+_MONEY_SCALE = r"(?:\s?(?:thousand|million|billion)|(?:k|K|mn|m|M|bn|B))(?![A-Za-z0-9])"
+_NUMBER_SCALE = r"(?:\s(?:thousand|million|billion)|k|K)(?![A-Za-z0-9])"
+
+
+def _alternation(words: Iterable[str], *, ignore_case: bool) -> list[tuple[str, str]]:
+    return [(w, f"(?i:{re.escape(w)})" if ignore_case else re.escape(w)) for w in words]
+
+
+def _unit_pattern() -> str:
+    alts = _alternation(UNIT_SYMBOLS, ignore_case=False)
+    alts += _alternation(UNIT_WORDS, ignore_case=True)
+    alts.sort(key=lambda a: -len(a[0]))  # longest first: 'min' before 'mi', 'm/s' before 'm'
+    return "(?:" + "|".join(p for _, p in alts) + r")(?![A-Za-z0-9²])"
+
+
+_UNIT_AT = re.compile(r"[ \u00a0-]?(" + _unit_pattern() + ")")
+_CUR_SYMBOL = "|".join(re.escape(s) for s in sorted(CURRENCY_SYMBOLS, key=len, reverse=True))
+_CUR_CODE = "|".join(sorted(CURRENCY_CODES))
+_CUR_WORD = "|".join(re.escape(w) for w in sorted(CURRENCY_WORDS, key=len, reverse=True))
+_MONEY_PRE = re.compile(
+    rf"(?<![\w$])(?P<cur>{_CUR_SYMBOL}|\b(?:{_CUR_CODE})\b)\s?(?P<num>{_NUM})(?P<scale>{_MONEY_SCALE})?"
+)
+_MONEY_POST = re.compile(
+    rf"(?<![\w.,])(?P<num>{_NUM})(?P<scale>{_MONEY_SCALE})?\s?"
+    rf"(?P<cur>(?:{_CUR_CODE})\b|(?i:{_CUR_WORD})\b|€|£)"
+)
+_NUMBER = re.compile(rf"(?<![\w.,/#:$€£¥@-])(?P<sign>-)?(?P<num>{_NUM})(?P<scale>{_NUMBER_SCALE})?")
+_RANGE_TAIL = re.compile(rf"\s*(?:-|–|to|and)\s*(?P<num>{_NUM})")
+
+# entity ids, in priority order
+_URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'`]+", re.IGNORECASE)
+_EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
+_UUID = re.compile(
+    r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+)
+_TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
+_PHONE = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ -]?\(?\d{1,4}\)?){2,5}\d(?![\w-])")
+_IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
+_VERSION = re.compile(r"\bv\d+(?:\.\d+)+\b")
+_ACCOUNT = re.compile(
+    r"(?<![\w.,/:#-])(?:#\d+|\d{6,}|\d{3,4}(?:[ -]\d{3,4}){2,})(?![\w/:-]|[.,]\d)"
+)
+_SCOPE = re.compile(
+    r"(?<![\w/:.@-])(?P<res>[a-z][a-z_]*(?:\.[a-z_]+)*):(?P<rest>[a-z*][a-z0-9_*.-]*(?::[a-z0-9_*.-]+)*)"
+    r"(?![\w/:@])"
+)
+_NOT_SCOPES = frozenset(
+    {"http", "https", "mailto", "ftp", "file", "urn", "data", "tel", "ssh", "git"}
+)
+
+# dates and times
+_MONTHS: dict[str, int] = {}
+for _i, _name in enumerate(calendar.month_name):
+    if _i:
+        _MONTHS[_name.lower()] = _i
+        _MONTHS[_name[:3].lower()] = _i
+_MONTHS["sept"] = 9
+_MONTH = r"(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")"
+_WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_WEEKDAY = r"(?:" + "|".join(_WEEKDAYS) + r")"
+_TZ = (
+    r"(?:UTC|GMT|CET|CEST|EET|EEST|WET|BST|IST|JST|KST|AEST|AEDT|EST|EDT|CST|CDT|MST|MDT"
+    r"|PST|PDT|Z|[+-]\d{2}:?\d{2})"
+)
+_ISO = re.compile(
+    r"\b(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})"
+    r"(?:[T ](?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.\d+)?)?"
+    r"(?P<tz>Z|[+-]\d{2}:?\d{2})?)?(?![\w-])"
+)
+_MDY = re.compile(
+    rf"\b(?P<mo>{_MONTH})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{{4}})\b)?",
+    re.IGNORECASE,
+)
+_DMY = re.compile(
+    rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mo>{_MONTH})\b\.?(?:,?\s+(?P<y>\d{{4}})\b)?",
+    re.IGNORECASE,
+)
+_MY = re.compile(rf"\b(?P<mo>{_MONTH})\s+(?P<y>\d{{4}})\b", re.IGNORECASE)
+_SLASH = re.compile(r"(?<![\w/])(?P<mo>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4}|\d{2})(?![\w/])")
+_REL_DAY = re.compile(
+    r"\b(?P<w>(?:the\s+)?day\s+after\s+tomorrow|today|tonight|tomorrow|yesterday|end\s+of\s+(?:the\s+)?day|eod)\b",
+    re.IGNORECASE,
+)
+_REL_WEEKDAY = re.compile(
+    rf"\b(?:(?P<which>next|this|last|coming|on)\s+)?(?P<wd>{_WEEKDAY})\b", re.IGNORECASE
+)
+_REL_PERIOD = re.compile(
+    r"\b(?:(?P<which>next|this|last)\s+(?P<p>week|month|year)"
+    r"|end\s+of\s+(?:the\s+)?(?P<e>week|month|year))\b",
+    re.IGNORECASE,
+)
+_COUNT = r"(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_REL_OFFSET = re.compile(
+    rf"\b(?:in\s+(?P<n1>{_COUNT})\s+(?P<u1>day|week|month|year)s?"
+    rf"|(?P<n2>{_COUNT})\s+(?P<u2>day|week|month|year)s?\s+ago)\b",
+    re.IGNORECASE,
+)
+_TIME = re.compile(
+    rf"(?<![\w:.])(?P<h>\d{{1,2}}):(?P<mi>\d{{2}})(?::(?P<s>\d{{2}}))?(?![\d:])"
+    rf"(?:\s?(?P<ampm>[ap]\.?m\.?)(?![a-z]))?(?:\s?(?P<tz>{_TZ})\b)?",
+    re.IGNORECASE,
+)
+_TIME_AMPM = re.compile(
+    rf"(?<![\w:.])(?P<h>\d{{1,2}})\s?(?P<ampm>[ap]\.?m\.?)(?![a-z])(?:\s?(?P<tz>{_TZ})\b)?",
+    re.IGNORECASE,
+)
+_TIME_WORD = re.compile(r"\b(?P<w>noon|midday|midnight)\b", re.IGNORECASE)
+_DATETIME_GAP = re.compile(r"^\s*(?:,|at|@|,\s*at)?\s*$", re.IGNORECASE)
+_WORD_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+
+# sentences and clauses
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")
+_CLAUSE = re.compile(
+    r"\s*;\s*|,?\s+(?:but|however|whereas|although|though|while)\s+|\s+however,?\s+"
+    r"|,?\s+(?:and|or)\s+(?=(?:always|never|must|should|shall|only|do\s+not|don't|please|"
+    r"we|i|you|they|he|she|it)\b)",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+
+# negation, constraints, preferences, decisions (over case-folded clause text)
+_LIMIT_IDIOMS = re.compile(
+    r"\b(?:no|not)\s+(?:more|less|fewer|later|earlier|longer)\s+than\b|\bnot\s+only\b"
+    r"|\bno\s+matter\b|\bnot\s+to\s+exceed\b"
+)
+_DENIED_VALUE = re.compile(r"\b(?:not|isn't|aren't|wasn't|never)\s*$", re.IGNORECASE)
+_NO_LONGER = re.compile(r"\bno\s+longer\b|\bnot\s+anymore\b")
+_INTERJECTION_NO = re.compile(r"^\s*no\s*[,!.]")
+_NEGATORS = frozenset(
+    {"not", "no", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor",
+     "without", "cannot", "nope"}
+)  # fmt: skip
+_NEG_IMPLICATIVE = frozenset(
+    {"unwilling", "unable", "unlikely", "unhappy", "unaware", "uninterested", "unacceptable",
+     "unavailable", "unnecessary", "unsafe", "impossible", "incapable", "dislike", "dislikes",
+     "disliked", "disagree", "disagrees", "disagreed", "fail", "fails", "failed", "failing",
+     "refuse", "refuses", "refused", "forget", "forgets", "forgot", "neglect", "neglects",
+     "neglected", "lack", "lacks", "lacked", "lacking", "avoid", "avoids", "avoided"}
+)  # fmt: skip
+_NEEDS_TO = frozenset({"fail", "fails", "failed", "failing", "forget", "forgets", "forgot"})
+_SCOPE_DENIERS = frozenset(
+    {"revoke", "revoked", "revokes", "remove", "removed", "removes", "deny", "denied", "denies",
+     "drop", "dropped", "drops", "strip", "stripped", "lose", "lost", "withdraw", "withdrawn",
+     "withdrew"}
+)  # fmt: skip
+_CONSTRAINT = re.compile(
+    r"\b(?:must|mustn't|shall|shan't|should|shouldn't|ought\s+to|always|only|at\s+most|at\s+least"
+    r"|no\s+(?:more|less|fewer|later|earlier)\s+than|not\s+(?:more|less|later|earlier)\s+than"
+    r"|not\s+to\s+exceed|(?:do|does|must|should|may|can)\s+not\s+exceed|exceed|maximum|minimum"
+    r"|max|limit|limits|limited|capped|required|requires?|mandatory|forbidden|prohibited"
+    r"|not\s+(?:allowed|permitted)|(?:is|are)\s+(?:allowed|permitted)|may\s+not|have\s+to|has\s+to"
+    r"|needs?\s+to|deadline)\b"
+    r"|\b(?:under|over|below|above|within|less\s+than|more\s+than|fewer\s+than|up\s+to|exceeds?)"
+    r"\s+[$€£¥]?\d"
+)
+_IMPERATIVE = re.compile(r"^(?:please\s+)?(?:never|don't|do\s+not|don’t)\b")
+_TEMPORAL_LIMIT = re.compile(
+    r"\b(?:before|after|by|until|till|no\s+later\s+than|no\s+earlier\s+than|not\s+before"
+    r"|not\s+after|due)\s+(?:the\s+|end\s+of\s+)?$",
+    re.IGNORECASE,
+)
+_PREFERENCE = re.compile(
+    r"\b(?:prefer|prefers|preferred|preference|preferences|favou?rite|would\s+rather|wants?"
+    r"|wish(?:es)?|likes|loves|hates|enjoys)\b"
+    r"|\b(?:i|we|you|they|he|she|really|also|still)\s+(?:like|love|hate|enjoy)\b"
+)
+_DECISION = re.compile(
+    r"\b(?:decided|decide|decides|decision|agreed|chose|chosen|choose|going\s+with|settled\s+on"
+    r"|will\s+use|we'll\s+use|switch(?:ed)?\s+to|approved|selected|picked|opted)\b"
+)
+_OPEN_MARKERS = re.compile(
+    r"\b(?:TODO|TBD|FIXME)\b|\bto-?do:|\bstill\s+(?:need|needs|have|has)\s+to\b|\bopen\s+question"
+    r"|\bfollow[\s-]?up\b|\baction\s+item|\bpending\b|\bremind\s+me\b|\byet\s+to\b"
+    r"|\bnot\s+(?:yet\s+)?(?:done|finished|resolved|decided)\b|\bunresolved\b|\boutstanding\b",
+    re.IGNORECASE,
+)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_STOPWORDS = _words(
+    """
+    a an the is are was were be been being am i we you he she it they me us him her them my
+    our your his its their this that these those of in on at to for from with by and or as
+    so than then there here will would can could may might do does did has have had just
+    also very about into per each every all any some up out it's i'm we're let's please
+    which who what when where how get got our ours yours us also such via both either other
+    another own same too s t don't doesn't didn't won't can't isn't aren't wasn't weren't
+    shouldn't mustn't
+    """
+)
+_TRIGGER_WORDS = _NEGATORS | _words(
+    """
+    must shall should always only most least more less fewer later earlier exceed maximum
+    minimum max limit limited capped required require requires mandatory forbidden
+    prohibited allowed permitted need needs ought never deadline due under over below above
+    within prefer prefers preferred preference favorite favourite rather want wants wish
+    like likes love loves hate hates enjoy enjoys decided decide decision agreed chose
+    chosen choose going settled approved selected picked opted use
+    """
+)
+
+
+# ---------------------------------------------------------------------------
+# spans
+
+
+@dataclass
+class _Span:
+    start: int
+    end: int
+    kind: str
+    value: FactValue
+    unit: str | None = None
+    subtype: str = ""
+    noun: str = ""
+
+
+@dataclass(eq=False)
+class _Sentence:
+    """A sentence and the non-overlapping spans recognisers have claimed, sorted by start."""
+
+    text: str
+    spans: list[_Span] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+
+    def free(self, start: int, end: int) -> bool:
+        # spans never overlap, so only the neighbours of the insertion point can collide
+        at = bisect.bisect_right(self.starts, start)
+        if at and self.spans[at - 1].end > start:
+            return False
+        return at == len(self.spans) or self.spans[at].start >= end
+
+    @functools.cached_property
+    def clauses(self) -> list[tuple[int, int]]:
+        return _clauses(self.text)
+
+    def clause_of(self, offset: int) -> tuple[int, int]:
+        clauses = self.clauses
+        at = bisect.bisect_right(clauses, (offset, len(self.text) + 1)) - 1
+        return clauses[at] if at >= 0 else (0, len(self.text))
+
+    def spans_in(self, start: int, end: int) -> list[_Span]:
+        return self.spans[
+            bisect.bisect_left(self.starts, start) : bisect.bisect_left(self.starts, end)
+        ]
+
+    def take(self, span: _Span) -> bool:
+        if not self.free(span.start, span.end):
+            return False
+        at = bisect.bisect_right(self.starts, span.start)
+        self.starts.insert(at, span.start)
+        self.spans.insert(at, span)
+        return True
+
+
+# ---------------------------------------------------------------------------
+# public API
+
+
+def extract_items(events: Sequence[Event], conflicts: Sequence[Conflict] = ()) -> list[Item]:
+    """The must-preserve items of the events plus one item per unresolved conflict.
+
+    Items of one event depend on that event alone, so inserting, removing or
+    reordering other events never changes them.
+    """
+    items: list[Item] = []
+    for event in events:
+        items.extend(event_items(event))
+    for conflict in conflicts:
+        if not conflict.resolved:
+            items.append(conflict_item(conflict))
+    return items
+
+
+def event_items(event: Event) -> list[Item]:
+    """The items of one event: its explicit facts, then what its text says."""
+    scope = event.project or GLOBAL_SCOPE
+    seen: set[str] = set()
+    items: list[Item] = []
+    for fact in event.facts:
+        _add(items, seen, event.id, fact.kind, f"{scope}/fact/{fact.key}", fact.value, fact.unit,
+             fact.polarity)  # fmt: skip
+    anchor = _anchor_of(event)
+    text_kinds = 0
+    for sentence in split_sentences(event.text):
+        for kind, key, value, unit, polarity in _sentence_items(sentence, scope, anchor):
+            text_kinds += kind in _CLAUSE_KINDS
+            _add(items, seen, event.id, kind, key, value, unit, polarity)
+    if not text_kinds and event.kind in _CLAUSE_KINDS and event.text.strip():
+        # a constraint/preference/decision event whose wording no pattern caught: keep it whole
+        value = _clause_value(event.text)
+        key = f"{scope}/{event.kind}/{_slug(_content_words(value)) or 'text'}"
+        _add(items, seen, event.id, event.kind, key, value, None, True)
+    return items
+
+
+def conflict_item(conflict: Conflict) -> Item:
+    """An unresolved conflict as an item; both sides must appear in its claim's derivedFrom."""
+    return _item(conflict.a, "conflict", f"conflict/{conflict.id}", conflict.id, None, True)
+
+
+def expected_open_items(events: Sequence[Event]) -> tuple[str, ...]:
+    """Ids of the events an output must keep open: kind 'task', or a text marker (TODO, ...)."""
+    return tuple(e.id for e in events if e.kind == "task" or _OPEN_MARKERS.search(e.text))
+
+
+def item_id(
+    source: str, kind: str, key: str, value: FactValue, unit: str | None, polarity: bool
+) -> str:
+    family, magnitude = canonical(value, unit)
+    digest = hashlib.sha256(
+        "\x1f".join((source, kind, key, family, magnitude, str(polarity))).encode(
+            "utf-8", "surrogatepass"
+        )
+    ).hexdigest()
+    return "itm-" + digest[:20]
+
+
+def text_values(text: str) -> list[tuple[FactValue, str | None, str]]:
+    """(value, unit, surface) of every number, amount and absolute date in a text.
+
+    The gate reads a summary with it; relative dates have no anchor there and are skipped.
+    """
+    found: list[tuple[FactValue, str | None, str]] = []
+    for part in split_sentences(text):
+        sentence = _Sentence(part)
+        for recognise in _RECOGNISERS:
+            recognise(sentence, None)
+        for span in sorted(sentence.spans, key=lambda s: s.start):
+            if span.kind in ("number", "money", "date"):
+                found.append((span.value, span.unit, part[span.start : span.end]))
+    return found
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s for s in (p.strip() for p in _SENTENCE.split(text)) if s]
+
+
+# ---------------------------------------------------------------------------
+# assembling items
+
+_CLAUSE_KINDS = frozenset({"constraint", "negation", "preference", "decision"})
+_Found = tuple[str, str, FactValue, str | None, bool]
+
+
+def _item(
+    source: str, kind: str, key: str, value: FactValue, unit: str | None, polarity: bool
+) -> Item:
+    return Item(
+        item_id(source, kind, key, value, unit, polarity), source, kind, key, value, unit, polarity
+    )
+
+
+def _add(
+    items: list[Item],
+    seen: set[str],
+    source: str,
+    kind: str,
+    key: str,
+    value: FactValue,
+    unit: str | None,
+    polarity: bool,
+) -> None:
+    item = _item(source, kind, key, value, unit, polarity)
+    if item.id not in seen:  # the same statement twice in one event is one item
+        seen.add(item.id)
+        items.append(item)
+
+
+def _anchor_of(event: Event) -> datetime | None:
+    """The instant relative dates resolve against: ``at``, else ``recorded_at``, else none."""
+    for stamp in (event.at, event.recorded_at):
+        if stamp:
+            try:
+                return isoparse(stamp)
+            except (ValueError, OverflowError):
+                continue
+    return None
+
+
+def _sentence_items(text: str, scope: str, anchor: datetime | None) -> Iterator[_Found]:
+    sentence = _Sentence(text)
+    for recognise in _RECOGNISERS:
+        recognise(sentence, anchor)
+    ids = sorted((s for s in sentence.spans if s.kind == "id"), key=lambda s: s.start)
+    entity = f"[{ids[0].value}]" if ids else ""
+    for span in sorted(sentence.spans, key=lambda s: s.start):
+        if span.kind == "id":
+            yield "id", f"{scope}/id/{span.subtype}:{span.value}", span.value, None, True
+        elif span.kind == "scope":
+            polarity = _scope_polarity(sentence, span)
+            yield "scope", f"{scope}/scope/{span.value}{entity}", span.value, None, polarity
+        else:
+            anchor_words = _anchor_words(sentence, span)
+            key = f"{scope}/{span.kind}/{_slug(anchor_words) or span.kind}{entity}"
+            yield span.kind, key, span.value, span.unit, _value_polarity(sentence, span)
+    yield from _clause_items(sentence, scope, entity)
+
+
+# ---------------------------------------------------------------------------
+# clause kinds: constraint, negation, preference, decision
+
+
+def _clauses(text: str) -> list[tuple[int, int]]:
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    for match in _CLAUSE.finditer(text):
+        bounds.append((start, match.start()))
+        start = match.end()
+    bounds.append((start, len(text)))
+    return [(a, b) for a, b in bounds if text[a:b].strip()]
+
+
+def _negations(clause: str) -> int:
+    """How many negations a case-folded clause carries (2 = double negation = affirmed)."""
+    text = _LIMIT_IDIOMS.sub(" ", clause)
+    count = len(_NO_LONGER.findall(text))
+    text = _NO_LONGER.sub(" ", text)
+    if _INTERJECTION_NO.match(text):
+        text = _INTERJECTION_NO.sub(" ", text, count=1)
+    words = _WORD.findall(text.replace("’", "'"))
+    for i, word in enumerate(words):
+        if word in _NEGATORS or word.endswith("n't"):
+            count += 1
+        elif word in _NEG_IMPLICATIVE:
+            # 'fails to reply' negates 'reply'; 'the request failed' negates nothing
+            needs_to = word in _NEEDS_TO
+            count += not needs_to or (i + 1 < len(words) and words[i + 1] == "to")
+    return count
+
+
+def _clause_kind(clause: str, sentence: _Sentence, offset: int) -> str | None:
+    if _IMPERATIVE.match(clause) or _CONSTRAINT.search(clause):
+        return "constraint"
+    if _has_temporal_limit(sentence, offset, offset + len(clause)):
+        return "constraint"
+    if _negations(clause):
+        return "negation"
+    if _PREFERENCE.search(clause):
+        return "preference"
+    if _DECISION.search(clause):
+        return "decision"
+    return None
+
+
+def _has_temporal_limit(sentence: _Sentence, start: int, end: int) -> bool:
+    for span in sentence.spans_in(start, end):
+        if span.kind == "date":
+            before = sentence.text[max(start, span.start - 30) : span.start]
+            if _TEMPORAL_LIMIT.search(before):
+                return True
+    return False
+
+
+def _clause_items(sentence: _Sentence, scope: str, entity: str) -> Iterator[_Found]:
+    text = sentence.text
+    for start, end in sentence.clauses:
+        raw = text[start:end]
+        clause = raw.casefold().replace("’", "'").strip()
+        kind = _clause_kind(clause, sentence, start)
+        if kind is None:
+            continue
+        polarity = _negations(clause) % 2 == 0
+        value = _clause_value(raw)
+        words = [w for w in _content_words(value) if w not in _TRIGGER_WORDS and w.isalpha()]
+        anchor = _slug(words) or _slug(_content_words(value)) or kind
+        yield kind, f"{scope}/{kind}/{anchor}{entity}", value, None, polarity
+
+
+def _clause_value(text: str) -> str:
+    return " ".join(text.split()).strip(" .!?,;:").casefold()
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS]
+
+
+def _slug(words: Sequence[str], limit: int = 6) -> str:
+    return "-".join(w.replace("'", "").replace("’", "") for w in words[:limit])
+
+
+def _anchor_words(sentence: _Sentence, span: _Span) -> list[str]:
+    """What a number, amount or date is *of*: up to 3 content words before it in its clause.
+
+    Falls back to the words after it; a count's noun ('3 servers') is appended.
+    """
+    clause_start, clause_end = sentence.clause_of(span.start)
+    before = _free_words(sentence, clause_start, span.start)
+    words = [w for w in before if w not in _TRIGGER_WORDS][-3:]
+    if not words:
+        after = _free_words(sentence, span.end, clause_end)
+        words = [w for w in after if w not in _TRIGGER_WORDS][:3]
+    if span.noun and span.noun not in words:
+        words.append(span.noun)
+    return words
+
+
+def _free_words(sentence: _Sentence, start: int, end: int) -> list[str]:
+    words = []
+    for match in _WORD.finditer(sentence.text, start, end):
+        word = match.group().casefold()
+        if word in _STOPWORDS or word.isdigit():
+            continue
+        if sentence.free(match.start(), match.end()):
+            words.append(word)
+    return words
+
+
+def _value_polarity(sentence: _Sentence, span: _Span) -> bool:
+    """'5 km, not 5 mi': a value right after a negator is denied; elsewhere it is stated."""
+    return _DENIED_VALUE.search(sentence.text, 0, span.start) is None
+
+
+def _scope_polarity(sentence: _Sentence, span: _Span) -> bool:
+    """Negators and deny verbs ('revoke', 'remove') before the scope in its clause."""
+    start, _ = sentence.clause_of(span.start)
+    before = sentence.text[start : span.start].casefold()
+    denials = _negations(before) + sum(1 for w in _WORD.findall(before) if w in _SCOPE_DENIERS)
+    return denials % 2 == 0
+
+
+# ---------------------------------------------------------------------------
+# recognisers, in priority order
+
+
+def _ids(sentence: _Sentence, anchor: datetime | None) -> None:
+    text = sentence.text
+    for pattern, subtype in (
+        (_URL, "url"),
+        (_EMAIL, "email"),
+        (_UUID, "uuid"),
+    ):
+        for m in pattern.finditer(text):
+            value = m.group()
+            if subtype == "url":
+                value = value.rstrip(".,;:!?)]}")
+            end = m.start() + len(value)
+            sentence.take(_Span(m.start(), end, "id", _normalize_id(value, subtype), None, subtype))
+    _iso_dates(sentence, anchor)  # before tickets and accounts: 2024-03-05 is a date
+    for pattern, subtype in (
+        (_TICKET, "ticket"),
+        (_IBAN, "account"),
+        (_PHONE, "phone"),
+        (_IPV4, "ip"),
+        (_VERSION, "version"),
+    ):
+        for m in pattern.finditer(text):
+            value = _normalize_id(m.group(), subtype)
+            sentence.take(_Span(m.start(), m.end(), "id", value, None, subtype))
+
+
+def _accounts(sentence: _Sentence, anchor: datetime | None) -> None:
+    for m in _ACCOUNT.finditer(sentence.text):
+        value = _normalize_id(m.group(), "account")
+        sentence.take(_Span(m.start(), m.end(), "id", value, None, "account"))
+
+
+def _normalize_id(value: str, subtype: str) -> str:
+    if subtype in ("email", "uuid"):
+        return value.lower()
+    if subtype == "url":
+        scheme, sep, rest = value.partition("://")
+        if not sep:
+            return value
+        host, slash, path = rest.partition("/")
+        return f"{scheme.lower()}://{host.lower()}{slash}{path}"
+    if subtype in ("account", "phone"):
+        return re.sub(r"[\s()-]", "", value)
+    return value
+
+
+def _scopes(sentence: _Sentence, anchor: datetime | None) -> None:
+    for m in _SCOPE.finditer(sentence.text):
+        if m.group("res") in _NOT_SCOPES:
+            continue
+        value = m.group().rstrip(".-")
+        sentence.take(_Span(m.start(), m.start() + len(value), "scope", value))
+
+
+def _iso_dates(sentence: _Sentence, anchor: datetime | None) -> None:
+    for m in _ISO.finditer(sentence.text):
+        try:
+            day = date(int(m["y"]), int(m["mo"]), int(m["d"]))
+        except ValueError:
+            continue
+        value = day.isoformat()
+        if m["h"] is not None:
+            value += "T" + _clock(int(m["h"]), int(m["mi"]), int(m["s"] or 0)) + _tz(m["tz"])
+        sentence.take(_Span(m.start(), m.end(), "date", value))
+
+
+def _dates(sentence: _Sentence, anchor: datetime | None) -> None:
+    text = sentence.text
+    for pattern in (_MDY, _DMY):
+        for m in pattern.finditer(text):
+            value = _month_day(_MONTHS[m["mo"].lower()], int(m["d"]), m["y"], anchor)
+            if value is not None:
+                sentence.take(_Span(m.start(), m.end(), "date", value))
+    for m in _MY.finditer(text):
+        sentence.take(
+            _Span(m.start(), m.end(), "date", f"{int(m['y']):04d}-{_MONTHS[m['mo'].lower()]:02d}")
+        )
+    for m in _SLASH.finditer(text):
+        year = int(m["y"]) + (2000 if len(m["y"]) == 2 else 0)
+        first, second = int(m["mo"]), int(m["d"])
+        if first > 12:  # month first is impossible: read it day first (15/03/2024)
+            first, second = second, first
+        try:
+            value = date(year, first, second).isoformat()
+        except ValueError:
+            continue
+        sentence.take(_Span(m.start(), m.end(), "date", value))
+    if anchor is not None:
+        _relative_dates(sentence, anchor)
+
+
+def _month_day(month: int, day: int, year: str | None, anchor: datetime | None) -> str | None:
+    try:
+        if year is not None:
+            return date(int(year), month, day).isoformat()
+        if anchor is not None:
+            return date(anchor.year, month, day).isoformat()
+        date(2000, month, day)  # validates the day, leap years included
+    except ValueError:
+        return None
+    return f"--{month:02d}-{day:02d}"
+
+
+def _relative_dates(sentence: _Sentence, anchor: datetime) -> None:
+    text = sentence.text
+    today = anchor.date()
+    for m in _REL_DAY.finditer(text):
+        word = " ".join(m["w"].lower().split())
+        shift = {"tomorrow": 1, "yesterday": -1}.get(word, 0)
+        if "after tomorrow" in word:
+            shift = 2
+        sentence.take(
+            _Span(m.start(), m.end(), "date", (today + timedelta(days=shift)).isoformat())
+        )
+    for m in _REL_OFFSET.finditer(text):
+        count = m["n1"] or m["n2"]
+        unit = (m["u1"] or m["u2"]).lower()
+        n = int(count) if count.isdigit() else _WORD_NUMBERS[count.lower()]
+        sign = 1 if m["n1"] else -1
+        delta = relativedelta(**{unit + "s": sign * n})  # type: ignore[arg-type]
+        sentence.take(_Span(m.start(), m.end(), "date", (today + delta).isoformat()))
+    for m in _REL_PERIOD.finditer(text):
+        sentence.take(_Span(m.start(), m.end(), "date", _period(today, m["which"], m["p"], m["e"])))
+    for m in _REL_WEEKDAY.finditer(text):
+        which = (m["which"] or "").lower()
+        target = _WEEKDAYS[m["wd"].lower()]
+        ahead = (target - today.weekday()) % 7
+        if which == "last":
+            ahead = ahead - 7 if ahead else -7
+        elif which == "next" and ahead == 0:
+            ahead = 7
+        sentence.take(
+            _Span(m.start(), m.end(), "date", (today + timedelta(days=ahead)).isoformat())
+        )
+
+
+def _period(today: date, which: str | None, period: str | None, end: str | None) -> str:
+    if end:
+        end = end.lower()
+        if end == "week":
+            return (today + timedelta(days=6 - today.weekday())).isoformat()
+        if end == "month":
+            return date(
+                today.year, today.month, calendar.monthrange(today.year, today.month)[1]
+            ).isoformat()
+        return date(today.year, 12, 31).isoformat()
+    shift = {"next": 1, "this": 0, "last": -1}[(which or "this").lower()]
+    period = (period or "").lower()
+    if period == "week":
+        year, week, _ = (today + timedelta(weeks=shift)).isocalendar()
+        return f"{year:04d}-W{week:02d}"
+    if period == "month":
+        first = date(today.year, today.month, 1) + relativedelta(months=shift)
+        return f"{first.year:04d}-{first.month:02d}"
+    return f"{today.year + shift:04d}"
+
+
+def _times(sentence: _Sentence, anchor: datetime | None) -> None:
+    text = sentence.text
+    found: list[_Span] = []
+    for m in _TIME.finditer(text):
+        hour, minute = _hour(int(m["h"]), m["ampm"]), int(m["mi"])
+        if hour is None or minute > 59:
+            continue
+        found.append(
+            _Span(m.start(), m.end(), "date", _clock(hour, minute, int(m["s"] or 0)) + _tz(m["tz"]))
+        )
+    for m in _TIME_AMPM.finditer(text):
+        hour = _hour(int(m["h"]), m["ampm"])
+        if hour is not None:
+            found.append(_Span(m.start(), m.end(), "date", _clock(hour, 0, 0) + _tz(m["tz"])))
+    for m in _TIME_WORD.finditer(text):
+        value = "00:00" if m["w"].lower() == "midnight" else "12:00"
+        found.append(_Span(m.start(), m.end(), "date", value))
+    for span in sorted(found, key=lambda s: s.start):
+        if not sentence.free(span.start, span.end):
+            continue
+        day = _date_before(sentence, span.start)
+        if day is not None:  # 'March 5 at 14:30' is one date-time
+            day.value = f"{day.value}T{span.value}"
+            day.end = span.end
+            continue
+        sentence.take(span)
+
+
+def _date_before(sentence: _Sentence, start: int) -> _Span | None:
+    for span in sentence.spans:
+        if (
+            span.kind == "date"
+            and span.end <= start
+            and isinstance(span.value, str)
+            and re.fullmatch(r"\d{4}-\d{2}-\d{2}", span.value)
+            and _DATETIME_GAP.match(sentence.text[span.end : start])
+        ):
+            return span
+    return None
+
+
+def _hour(hour: int, ampm: str | None) -> int | None:
+    if ampm:
+        if not 1 <= hour <= 12:
+            return None
+        pm = ampm.lower().startswith("p")
+        return (hour % 12) + (12 if pm else 0)
+    return hour if hour <= 23 else None
+
+
+def _clock(hour: int, minute: int, second: int) -> str:
+    return f"{hour:02d}:{minute:02d}" + (f":{second:02d}" if second else "")
+
+
+def _tz(tz: str | None) -> str:
+    if not tz:
+        return ""
+    if tz.upper() == "Z":
+        return "Z"
+    if tz[0] in "+-":
+        return tz if ":" in tz else f"{tz[:3]}:{tz[3:]}"
+    return " " + tz.upper()
+
+
+def _money(sentence: _Sentence, anchor: datetime | None) -> None:
+    for pattern in (_MONEY_PRE, _MONEY_POST):
+        for m in pattern.finditer(sentence.text):
+            cur = m["cur"]
+            code = CURRENCY_SYMBOLS.get(cur) or (cur if cur in CURRENCY_CODES else None)
+            code = code or CURRENCY_WORDS.get(cur.lower())
+            if code is None:
+                continue
+            amount = _amount(m["num"], m["scale"])
+            sentence.take(_Span(m.start(), m.end(), "money", amount, code))
+
+
+def _amount(num: str, scale: str | None) -> int | float:
+    value = number_value(num)
+    if scale:
+        value = scaled(value, _SCALES[scale.strip()])
+    return value
+
+
+def _numbers(sentence: _Sentence, anchor: datetime | None) -> None:
+    text = sentence.text
+    for m in _NUMBER.finditer(text):
+        if not sentence.free(m.start(), m.end()):
+            continue
+        end = m.end()
+        unit, unit_end = _unit_at(text, end)
+        if unit is None and end < len(text) and (text[end].isalpha() or text[end] in "°'’"):
+            continue  # '3rd', '2FA', "90's": not a quantity
+        value = _amount(m["num"], m["scale"])
+        if m["sign"]:
+            value = -value
+        if unit == "second" and text[end:unit_end] == "s" and len(m["num"]) == 4:
+            continue  # '1990s' is a decade
+        second: _Span | None = None
+        if unit is None:
+            unit, second = _range_unit(sentence, end)
+        noun = "" if unit else _noun_after(text, end)
+        sentence.take(
+            _Span(
+                m.start(),
+                unit_end if unit and not second else end,
+                "number",
+                value,
+                unit,
+                noun=noun,
+            )
+        )
+        if second is not None:
+            sentence.take(second)
+
+
+def _unit_at(text: str, end: int) -> tuple[str | None, int]:
+    m = _UNIT_AT.match(text, end)
+    if m is None:
+        return None, end
+    word = m.group(1)
+    return UNIT_SYMBOLS.get(word) or UNIT_WORDS.get(word.lower()), m.end()
+
+
+def _range_unit(sentence: _Sentence, end: int) -> tuple[str | None, _Span | None]:
+    """'5-10 km' and '5 to 10 km': the first number takes the second one's unit."""
+    text = sentence.text
+    m = _RANGE_TAIL.match(text, end)
+    if m is None:
+        return None, None
+    unit, unit_end = _unit_at(text, m.end())
+    if unit is None:
+        return None, None
+    value = _amount(m["num"], None)
+    return unit, _Span(m.start("num"), unit_end, "number", value, unit)
+
+
+def _noun_after(text: str, end: int) -> str:
+    m = _WORD.match(text, end + 1 if text[end : end + 1] == " " else end)
+    if m is None:
+        return ""
+    word = m.group().casefold()
+    return "" if word in _STOPWORDS or word.isdigit() else word
+
+
+_RECOGNISERS = (_ids, _dates, _accounts, _scopes, _times, _money, _numbers)

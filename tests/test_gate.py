@@ -1,0 +1,514 @@
+"""The fidelity gate: fixed samples of the source document, and mutation tests.
+
+Every mutant of a correct output must be rejected with the right code, and
+the unmutated output must pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+import pytest
+
+from memlineage.extract import expected_open_items, extract_items, text_values
+from memlineage.gate import CODES, carried_values, check
+from memlineage.generators.base import GenerationRequest
+from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.model import Claim, Conflict, Event, Fact, GateReport, Item, Output
+from memlineage.parse import parse_output
+from memlineage.values import canonical
+
+AT = "2024-03-01T10:00:00Z"
+
+
+def ev(id: str, text: str, **kw: object) -> Event:
+    return Event(id=id, subject="user-7", text=text, at=kw.pop("at", AT), **kw)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str
+    events: tuple[Event, ...]
+    conflicts: tuple[Conflict, ...] = ()
+
+    def items(self) -> list[Item]:
+        return extract_items(self.events, self.conflicts)
+
+    def request(self, budget: int | None = None) -> GenerationRequest:
+        return GenerationRequest(
+            "user-7",
+            self.events,
+            tuple(self.items()),
+            self.conflicts,
+            expected_open_items(self.events),
+            budget=budget,
+        )
+
+    def output(self) -> Output:
+        return parse_output(DeterministicGenerator().generate(self.request()))
+
+    def gate(self, output: Output) -> GateReport:
+        return check(
+            self.items(), self.conflicts, expected_open_items(self.events), output, self.events
+        )
+
+
+SAMPLES: tuple[Sample, ...] = (
+    Sample(
+        "double_negation",
+        (
+            ev("m-1", "I'm not unwilling to work weekends."),
+            ev("m-2", "He never fails to answer within 2 hours."),
+            ev("m-3", "We didn't fail to meet the target, and it's not impossible to ship."),
+        ),
+    ),
+    Sample(
+        "close_numbers",
+        (
+            ev("m-1", "The contract is worth $4,500."),
+            ev("m-2", "The cluster has 4050 nodes and a 45.5 ms p99."),
+            ev("m-3", "Latency must stay under 120 ms."),
+        ),
+    ),
+    Sample(
+        "unit_conversion",
+        (
+            ev("m-1", "The daily run is 5 km."),
+            ev("m-2", "The upload limit is 512 MB and the room is at 21 °C."),
+            ev("m-3", "Weekly distance", facts=(Fact("weekly-distance", 20, "mi"),)),
+        ),
+    ),
+    Sample(
+        "same_name_entities",
+        (
+            ev("m-1", "Alex Kim (alex.kim@acme.com) owns ORION-12 with a $900 budget."),
+            ev("m-2", "Alex Kim (alex.kim@globex.com) owns VEGA-3 with a $900 budget."),
+        ),
+    ),
+    Sample(
+        "cross_project_preferences",
+        (
+            ev("m-1", "Always use tabs for indentation.", project="orion", kind="preference"),
+            ev("m-2", "Always use tabs for indentation.", project="vega", kind="preference"),
+            ev("m-3", "I prefer dark mode.", project="orion", kind="preference"),
+            ev("m-4", "Theme", project="vega", facts=(Fact("theme", "light", kind="preference"),)),
+        ),
+    ),
+    Sample(
+        # m-2 was revoked: the raw layer left it out of the selection
+        "revoked_sources",
+        (
+            ev("m-1", "Deploys need at least 2 approvals."),
+            ev("m-3", "Grant read:billing but not write:billing to the bot."),
+        ),
+    ),
+    Sample(
+        "conflicting_decisions",
+        (
+            ev("m-1", "We decided to ship on March 8, 2024.", kind="decision", project="orion"),
+            ev("m-2", "We decided to ship on March 11, 2024.", kind="decision", project="orion"),
+            ev("m-3", "TODO: tell the client the ship date.", kind="task", project="orion"),
+            ev("m-4", "The client is acme-corp, contact ops@acme.com."),
+        ),
+        (Conflict("c-1", "m-1", "m-2", key="ship-date"),),
+    ),
+)
+BY_NAME = {s.name: s for s in SAMPLES}
+
+
+def codes(report: GateReport) -> set[str]:
+    return {f.code for f in report.failures}
+
+
+def claim_for(output: Output, item: Item) -> Claim:
+    canon = canonical(item.value, item.unit)
+    return next(
+        c for c in output.claims if c.key == item.key and canonical(c.value, c.unit) == canon
+    )
+
+
+# ---------------------------------------------------------------------------
+# fixed samples
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: s.name)
+def test_correct_output_passes(sample: Sample) -> None:
+    report = sample.gate(sample.output())
+    assert report.passed, report.failures
+    assert report.checked_items == len(sample.items())
+
+
+def test_double_negation_keeps_affirmed_polarity() -> None:
+    sample = BY_NAME["double_negation"]
+    items = {i.source: i for i in sample.items() if i.kind in ("negation", "constraint")}
+    assert items["m-1"].polarity is True
+    assert items["m-2"].polarity is True
+    output = sample.output()
+    flipped = tuple(
+        replace(c, polarity=False) if c.key == items["m-1"].key else c for c in output.claims
+    )
+    report = sample.gate(replace(output, claims=flipped))
+    assert [(f.code, f.item) for f in report.failures] == [("polarity_flipped", items["m-1"].id)]
+
+
+@pytest.mark.parametrize(
+    ("value", "code"), [(4050, "value_changed"), (4500.0, None), (4501, "value_changed")]
+)
+def test_close_numbers(value: float, code: str | None) -> None:
+    sample = BY_NAME["close_numbers"]
+    money = next(i for i in sample.items() if i.kind == "money")
+    output = sample.output()
+    claims = tuple(replace(c, value=value) if c.key == money.key else c for c in output.claims)
+    report = sample.gate(replace(output, claims=claims, summary=""))
+    if code is None:
+        assert report.passed, report.failures
+    else:
+        assert (code, money.id) in {(f.code, f.item) for f in report.failures}
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "code"),
+    [
+        (5000, "m", None),
+        (5000, "meters", None),
+        (0.005, "Mm", "unit_changed"),  # not a unit the table knows
+        (5, "mi", "unit_changed"),
+        (5, "m", "unit_changed"),
+        (5, "kg", "unit_changed"),
+        (6, "km", "value_changed"),
+    ],
+)
+def test_unit_conversion(value: float, unit: str, code: str | None) -> None:
+    sample = BY_NAME["unit_conversion"]
+    run = next(i for i in sample.items() if i.kind == "number" and i.unit == "kilometer")
+    output = sample.output()
+    claims = tuple(
+        replace(c, value=value, unit=unit) if c.key == run.key else c for c in output.claims
+    )
+    report = sample.gate(replace(output, claims=claims, summary=""))
+    if code is None:
+        assert report.passed, report.failures
+    else:
+        assert (code, run.id) in {(f.code, f.item) for f in report.failures}
+
+
+def test_same_name_entities_get_apart_keys() -> None:
+    items = BY_NAME["same_name_entities"].items()
+    budgets = [i for i in items if i.kind == "money"]
+    assert len(budgets) == 2
+    assert budgets[0].key != budgets[1].key  # same name and amount, different email
+    output = BY_NAME["same_name_entities"].output()
+    # merging the two into one claim under one key loses the second entity
+    merged = tuple(c for c in output.claims if c.key != budgets[1].key)
+    report = BY_NAME["same_name_entities"].gate(replace(output, claims=merged))
+    assert ("missing", budgets[1].id) in {(f.code, f.item) for f in report.failures}
+
+
+def test_cross_project_preferences_stay_apart() -> None:
+    sample = BY_NAME["cross_project_preferences"]
+    tabs = [i for i in sample.items() if "tabs" in str(i.value)]
+    assert {i.key.split("/")[0] for i in tabs} == {"orion", "vega"}
+    output = sample.output()
+    # one claim carrying both sources under the orion key leaves the vega item unclaimed
+    orion = next(c for c in output.claims if c.key == tabs[0].key)
+    merged = tuple(
+        replace(c, derived_from=("m-1", "m-2")) if c is orion else c
+        for c in output.claims
+        if c.key != tabs[1].key
+    )
+    report = sample.gate(replace(output, claims=merged))
+    assert ("missing", tabs[1].id) in {(f.code, f.item) for f in report.failures}
+
+
+def test_revoked_source_is_unknown() -> None:
+    sample = BY_NAME["revoked_sources"]
+    output = sample.output()
+    stale = Claim("global/number/approvals", 3, None, True, "number", ("m-2",), "3 approvals")
+    report = sample.gate(replace(output, claims=(*output.claims, stale)))
+    assert [(f.code, f.item) for f in report.failures] == [("unknown_source", stale.key)]
+    also = tuple(replace(c, derived_from=(*c.derived_from, "m-2")) for c in output.claims[:1])
+    report = sample.gate(replace(output, claims=also + output.claims[1:]))
+    assert codes(report) == {"unknown_source"}
+
+
+def test_scope_polarity_in_revoked_sample() -> None:
+    items = BY_NAME["revoked_sources"].items()
+    scopes = {i.value: i.polarity for i in items if i.kind == "scope"}
+    assert scopes == {"read:billing": True, "write:billing": False}
+
+
+def test_conflicting_decisions() -> None:
+    sample = BY_NAME["conflicting_decisions"]
+    output = sample.output()
+    assert output.unresolved_conflicts == ("c-1",)
+    # asserting one side as the decision
+    asserted = tuple(
+        replace(c, kind="decision") if c.derived_from == ("m-1",) else c for c in output.claims
+    )
+    report = sample.gate(replace(output, claims=asserted))
+    assert codes(report) == {"conflict_asserted"}
+    # hiding the conflict
+    report = sample.gate(replace(output, unresolved_conflicts=()))
+    assert [(f.code, f.item) for f in report.failures] == [("conflicts_mismatch", "c-1")]
+    # a conflict that is not one
+    report = sample.gate(replace(output, unresolved_conflicts=("c-1", "c-9")))
+    assert [(f.code, f.item) for f in report.failures] == [("conflicts_mismatch", "c-9")]
+    report = sample.gate(replace(output, unresolved_conflicts=("c-1", "c-1")))
+    assert codes(report) == {"conflicts_mismatch"}
+
+
+def test_resolved_conflicts_are_not_expected() -> None:
+    sample = BY_NAME["conflicting_decisions"]
+    resolved = (replace(sample.conflicts[0], winner="m-2"),)
+    assert all(i.kind != "conflict" for i in extract_items(sample.events, resolved))
+
+
+# ---------------------------------------------------------------------------
+# mutation tests
+
+Mutant = tuple[str, str, Output, set[str]]  # kind, description, output, ids it must name
+
+
+def _swap(output: Output, index: int, claim: Claim | None) -> Output:
+    claims = list(output.claims)
+    if claim is None:
+        del claims[index]
+    else:
+        claims[index] = claim
+    return replace(output, claims=tuple(claims))
+
+
+def _items_of(claim: Claim, items: list[Item]) -> list[Item]:
+    canon = canonical(claim.value, claim.unit)
+    return [
+        i
+        for i in items
+        if i.key == claim.key
+        and canonical(i.value, i.unit) == canon
+        and i.polarity == claim.polarity
+        and i.source in claim.derived_from
+    ]
+
+
+def _digit_variants(text: str) -> Iterator[str]:
+    """Every one-digit change, plus a swap of two adjacent digits (4500 -> 4050)."""
+    for m in re.finditer(r"\d", text):
+        i = m.start()
+        yield text[:i] + str((int(text[i]) + 1) % 10) + text[i + 1 :]
+        if i + 1 < len(text) and text[i + 1].isdigit() and text[i] != text[i + 1]:
+            yield text[:i] + text[i + 1] + text[i] + text[i + 2 :]
+
+
+def _number_variants(value: float) -> Iterator[float]:
+    text = str(value)
+    for variant in _digit_variants(text):
+        try:
+            yield type(value)(variant)
+        except ValueError:
+            continue
+    yield value + 1
+    yield value * 1.001  # a close value
+
+
+_OTHER_UNITS = {"meter": "kilogram", "kilogram": "meter", "second": "meter", "bit": "second"}
+
+
+def _unit_variants(unit: str) -> Iterator[str]:
+    family = canonical(1, unit)[0]
+    if family.startswith("currency:"):
+        yield "EUR" if unit != "EUR" else "USD"
+        return
+    yield _OTHER_UNITS.get(family, "meter")  # another dimension
+    yield {"kilometer": "meter", "meter": "kilometer"}.get(unit, "kilo" + unit)  # magnitude
+
+
+def mutants(sample: Sample) -> Iterator[Mutant]:
+    output = sample.output()
+    items = sample.items()
+    values_by_key: dict[str, set[tuple[str, str]]] = {}
+    for item in items:
+        values_by_key.setdefault(item.key, set()).add(canonical(item.value, item.unit))
+    for n, claim in enumerate(output.claims):
+        owned = {i.id for i in _items_of(claim, items)}
+        conflict_item = {i.id for i in items if i.kind == "conflict" and i.key == claim.key}
+        yield "drop_claim", claim.key, _swap(output, n, None), owned | conflict_item
+        yield (
+            "flip_polarity",
+            claim.key,
+            _swap(output, n, replace(claim, polarity=not claim.polarity)),
+            owned,
+        )
+        for value in _value_variants(claim):
+            if canonical(value, claim.unit) in values_by_key[claim.key]:
+                continue  # the variant is another item's value: not a change of this one
+            yield (
+                "perturb_number",
+                f"{claim.key}={value!r}",
+                _swap(output, n, replace(claim, value=value)),
+                owned,
+            )
+        if claim.unit:
+            for unit in _unit_variants(claim.unit):
+                yield (
+                    "change_unit",
+                    f"{claim.key} {unit}",
+                    _swap(output, n, replace(claim, unit=unit)),
+                    owned,
+                )
+        for source in claim.derived_from:
+            dropped = tuple(d for d in claim.derived_from if d != source)
+            must = {i.id for i in items if i.id in owned | conflict_item and i.source == source}
+            if claim.key.startswith("conflict/"):
+                must = conflict_item
+            yield (
+                "drop_derivation",
+                f"{claim.key} -{source}",
+                _swap(output, n, replace(claim, derived_from=dropped)),
+                must,
+            )
+        if claim.kind == "conflict":
+            kind = next((i.kind for i in items if i.id in owned), "decision")
+            as_fact = replace(claim, kind=kind if kind != "conflict" else "decision")
+            yield "conflict_as_fact", claim.key, _swap(output, n, as_fact), {claim.key}
+    for conflict_id in output.unresolved_conflicts:
+        hidden = tuple(c for c in output.unresolved_conflicts if c != conflict_id)
+        yield (
+            "conflict_as_fact",
+            f"hide {conflict_id}",
+            replace(output, unresolved_conflicts=hidden),
+            {conflict_id},
+        )
+    source = sample.events[0].id
+    for value, unit in ((987654, "kilometer"), ("the moon is made of cheese", None), (True, None)):
+        extra = Claim("global/fact/invented", value, unit, True, "fact", (source,), "")
+        yield (
+            "unsupported_claim",
+            repr(value),
+            replace(output, claims=(*output.claims, extra)),
+            {extra.key},
+        )
+    for open_id in output.open_items:
+        kept = tuple(o for o in output.open_items if o != open_id)
+        yield "drop_open_item", open_id, replace(output, open_items=kept), {open_id}
+    yield from _summary_mutants(output)
+
+
+def _value_variants(claim: Claim) -> Iterator[object]:
+    value = claim.value
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int | float):
+        yield from _number_variants(value)
+    elif any(ch.isdigit() for ch in value):
+        yield from _digit_variants(value)
+
+
+def _summary_mutants(output: Output) -> Iterator[Mutant]:
+    carried = carried_values(output.claims)
+    for m in re.finditer(r"\d", output.summary):
+        for digit in "0123456789":
+            summary = output.summary[: m.start()] + digit + output.summary[m.end() :]
+            bad = [s for v, u, s in text_values(summary) if canonical(v, u) not in carried]
+            if bad:
+                yield "summary_number", summary, replace(output, summary=summary), set(bad)
+                break
+
+
+EXPECTED = {
+    "drop_claim": {"missing"},
+    "flip_polarity": {"polarity_flipped"},
+    "perturb_number": {"value_changed"},
+    "change_unit": {"unit_changed"},
+    "drop_derivation": {"derivation_missing"},
+    "conflict_as_fact": {"conflict_asserted", "conflicts_mismatch"},
+    "unsupported_claim": {"unsupported_claim"},
+    "drop_open_item": {"open_item_dropped"},
+    "summary_number": {"summary_unsupported_number"},
+}
+
+
+def all_mutants() -> list[tuple[str, Sample, Mutant]]:
+    return [(s.name, s, m) for s in SAMPLES for m in mutants(s)]
+
+
+def test_every_mutation_kind_is_exercised() -> None:
+    kinds = {m[0] for _, _, m in all_mutants()}
+    assert kinds == set(EXPECTED)
+    assert len(all_mutants()) > 200
+
+
+@pytest.mark.parametrize(
+    ("name", "sample", "mutant"),
+    all_mutants(),
+    ids=[f"{n}:{m[0]}:{m[1][:40]}" for n, _, m in all_mutants()],
+)
+def test_mutant_is_rejected_with_the_right_code(name: str, sample: Sample, mutant: Mutant) -> None:
+    kind, _, output, must_name = mutant
+    report = sample.gate(output)
+    assert not report.passed
+    named = {(f.code, f.item) for f in report.failures}
+    right = {item for code, item in named if code in EXPECTED[kind]}
+    assert right, f"{kind}: got {report.failures}"
+    assert must_name <= right, f"{kind}: should name {must_name}, got {report.failures}"
+    assert codes(report) <= set(CODES)
+
+
+def test_mutation_score_is_total() -> None:
+    rejected = sum(not s.gate(m[2]).passed for _, s, m in all_mutants())
+    assert rejected == len(all_mutants())
+
+
+def test_failures_are_reported_once_per_offence_and_serialise() -> None:
+    sample = BY_NAME["close_numbers"]
+    report = sample.gate(replace(sample.output(), claims=(), summary=""))
+    assert [f.code for f in report.failures] == ["missing"] * len(sample.items())
+    assert report.to_json()["failures"][0]["code"] == "missing"
+    assert dataclasses.asdict(report)["passed"] is False
+
+
+def test_claims_with_empty_lineage_are_unsupported() -> None:
+    sample = BY_NAME["close_numbers"]
+    output = sample.output()
+    bare = replace(output.claims[0], derived_from=())
+    report = sample.gate(_swap(output, 0, bare))
+    assert ("unsupported_claim", bare.key) in {(f.code, f.item) for f in report.failures}
+
+
+def test_open_items_and_cold_outside_the_selection_are_unknown() -> None:
+    sample = BY_NAME["conflicting_decisions"]
+    output = sample.output()
+    report = sample.gate(replace(output, open_items=(*output.open_items, "m-99"), cold=("m-98",)))
+    assert {(f.code, f.item) for f in report.failures} == {
+        ("unknown_source", "m-99"),
+        ("unknown_source", "m-98"),
+    }
+
+
+def test_summary_may_restate_claim_values_in_other_units() -> None:
+    sample = BY_NAME["unit_conversion"]
+    output = sample.output()
+    ok = replace(output, summary="The daily run is 5000 m; weekly 20 miles; limit 512 MB.")
+    assert sample.gate(ok).passed
+    bad = replace(output, summary="The daily run is 5 mi.")
+    assert codes(sample.gate(bad)) == {"summary_unsupported_number"}
+
+
+def test_gate_scales_linearly() -> None:
+    """Doubling the input roughly doubles the work: no scan per item."""
+    import time
+
+    def run(n: int) -> float:
+        events = tuple(ev(f"m-{i}", f"Ticket T-{i} costs ${i}.") for i in range(n))
+        items = extract_items(events)
+        output = parse_output(DeterministicGenerator().generate(
+            GenerationRequest("u", events, tuple(items), (), ())))  # fmt: skip
+        start = time.perf_counter()
+        assert check(items, (), (), output, events).passed
+        return time.perf_counter() - start
+
+    run(200)
+    small, large = min(run(1000) for _ in range(3)), min(run(4000) for _ in range(3))
+    assert large < small * 4 * 2.5  # 4x input; quadratic would be 16x

@@ -1,0 +1,208 @@
+"""The strict output parser: exactly the schema, a coded rejection for anything else."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memlineage.errors import MemlineageError
+from memlineage.model import Claim, Output
+from memlineage.parse import CLAIM_FIELDS, CODES, OUTPUT_FIELDS, OutputRejected, parse_output
+
+
+def good() -> dict[str, Any]:
+    return Output(
+        claims=(
+            Claim("orion/number/run", 5, "kilometer", True, "number", ("m-1",), "5 km"),
+            Claim("orion/constraint/deploy", "never deploy on fridays", None, False,
+                  "constraint", ("m-2", "m-3"), ""),
+        ),
+        open_items=("m-4",),
+        unresolved_conflicts=("c1",),
+        summary="Quantities: 5 km.",
+        cold=("m-9",),
+    ).to_json()  # fmt: skip
+
+
+def rejected(raw: object) -> OutputRejected:
+    with pytest.raises(OutputRejected) as info:
+        parse_output(raw)
+    assert info.value.code in CODES
+    return info.value
+
+
+def test_accepts_what_output_to_json_emits() -> None:
+    output = parse_output(good())
+    assert output.to_json() == good()
+    assert output.claims[1].derived_from == ("m-2", "m-3")
+
+
+def test_accepts_json_text_and_bytes() -> None:
+    assert parse_output(json.dumps(good())).to_json() == good()
+    assert parse_output(json.dumps(good()).encode()).to_json() == good()
+
+
+def test_rejection_is_a_memlineage_error_with_exit_code_1() -> None:
+    exc = rejected({})
+    assert isinstance(exc, MemlineageError)
+    assert exc.exit_code == 1
+
+
+@pytest.mark.parametrize("name", OUTPUT_FIELDS)
+def test_missing_output_field(name: str) -> None:
+    raw = good()
+    del raw[name]
+    exc = rejected(raw)
+    assert (exc.code, exc.field) == ("missing_field", name)
+
+
+@pytest.mark.parametrize("name", CLAIM_FIELDS)
+def test_missing_claim_field(name: str) -> None:
+    raw = good()
+    del raw["claims"][1][name]
+    exc = rejected(raw)
+    assert (exc.code, exc.field) == ("missing_field", f"claims[1].{name}")
+
+
+@pytest.mark.parametrize(
+    ("path", "bad", "field"),
+    [
+        (("claims",), {}, "claims"),
+        (("openItems",), "m-4", "openItems"),
+        (("unresolvedConflicts",), [1], "unresolvedConflicts[0]"),
+        (("summary",), None, "summary"),
+        (("cold",), None, "cold"),
+        (("claims", 0, "key"), 7, "claims[0].key"),
+        (("claims", 0, "value"), None, "claims[0].value"),
+        (("claims", 0, "value"), [5], "claims[0].value"),
+        (("claims", 0, "unit"), 5, "claims[0].unit"),
+        (("claims", 0, "polarity"), 1, "claims[0].polarity"),
+        (("claims", 0, "polarity"), "true", "claims[0].polarity"),
+        (("claims", 0, "kind"), None, "claims[0].kind"),
+        (("claims", 0, "derivedFrom"), "m-1", "claims[0].derivedFrom"),
+        (("claims", 0, "derivedFrom"), [None], "claims[0].derivedFrom[0]"),
+        (("claims", 0, "text"), None, "claims[0].text"),
+    ],
+)
+def test_mistyped_field(path: tuple[Any, ...], bad: object, field: str) -> None:
+    raw = good()
+    target: Any = raw
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = bad
+    exc = rejected(raw)
+    assert (exc.code, exc.field) == ("wrong_type", field)
+
+
+def test_field_paths_name_the_offending_element() -> None:
+    raw = good()
+    raw["claims"][1]["derivedFrom"] = ["m-2", 3]
+    exc = rejected(raw)
+    assert exc.field == "claims[1].derivedFrom[1]"
+
+
+def test_unknown_fields_are_rejected() -> None:
+    raw = good()
+    raw["extra"] = 1
+    assert rejected(raw).code == "unknown_field"
+    raw = good()
+    raw["claims"][0]["confidence"] = 0.9
+    exc = rejected(raw)
+    assert (exc.code, exc.field) == ("unknown_field", "claims[0].confidence")
+
+
+@pytest.mark.parametrize("raw", [None, 1, "[]", [], "not json", b"\xff", "{", "NaN"])
+def test_not_an_object(raw: object) -> None:
+    assert rejected(raw).code in {"not_object", "not_json", "not_finite"}
+
+
+def test_non_finite_numbers_are_rejected() -> None:
+    raw = good()
+    raw["claims"][0]["value"] = float("nan")
+    assert rejected(raw).code == "not_finite"
+    text = json.dumps(good()).replace('"value": 5', '"value": Infinity')
+    assert rejected(text).code == "not_finite"
+
+
+def test_empty_keys_and_ids_are_rejected() -> None:
+    raw = good()
+    raw["claims"][0]["key"] = "  "
+    assert rejected(raw).code == "empty_value"
+    raw = good()
+    raw["openItems"] = [""]
+    assert rejected(raw).code == "empty_value"
+
+
+def test_deep_nesting_is_a_rejection() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    assert rejected(deep).code == "not_json"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _near_valid() -> st.SearchStrategy[Any]:
+    """A valid output with one field replaced by arbitrary JSON: mistakes close to the schema."""
+
+    def swap(data: tuple[Any, ...]) -> Any:
+        where, value = data
+        raw = good()
+        if where < len(OUTPUT_FIELDS):
+            raw[OUTPUT_FIELDS[where]] = value
+        else:
+            raw["claims"][0][CLAIM_FIELDS[where - len(OUTPUT_FIELDS)]] = value
+        return raw
+
+    return st.tuples(st.integers(0, len(OUTPUT_FIELDS) + len(CLAIM_FIELDS) - 1), json_values).map(
+        swap
+    )
+
+
+@settings(max_examples=400)
+@given(st.one_of(json_values, _near_valid(), st.text(), st.binary()))
+def test_never_any_other_exception(raw: object) -> None:
+    try:
+        output = parse_output(copy.deepcopy(raw))
+    except OutputRejected as exc:
+        assert exc.code in CODES
+    else:
+        assert isinstance(output, Output)
+
+
+claims = st.builds(
+    Claim,
+    key=st.text(min_size=1).filter(str.strip),
+    value=st.one_of(st.text(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+                    st.booleans()),
+    unit=st.one_of(st.none(), st.text()),
+    polarity=st.booleans(),
+    kind=st.text(min_size=1).filter(str.strip),
+    derived_from=st.lists(st.text(min_size=1).filter(str.strip), max_size=3).map(tuple),
+    text=st.text(),
+)  # fmt: skip
+ids = st.lists(st.text(min_size=1).filter(str.strip), max_size=3).map(tuple)
+outputs = st.builds(
+    Output,
+    claims=st.lists(claims, max_size=4).map(tuple),
+    open_items=ids,
+    unresolved_conflicts=ids,
+    summary=st.text(),
+    cold=ids,
+)
+
+
+@given(outputs)
+def test_round_trip_of_any_valid_output(output: Output) -> None:
+    assert parse_output(output.to_json()) == output
+    assert parse_output(json.dumps(output.to_json())) == output

@@ -72,7 +72,10 @@ def memory(db_url: str) -> Iterator[Memory]:
 @pytest.fixture
 def shared_data() -> Path:
     """The read-only data folder beside the checkout (never copied into the project)."""
-    path = SHARED / "data"
+    path = Path(os.environ.get("MEMLINEAGE_SHARED_DATA", SHARED / "data"))
     if not path.exists():
-        pytest.skip(f"shared data not found at {path}")
+        message = f"shared data not found at {path} (set MEMLINEAGE_SHARED_DATA)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{message}; CI=true requires it")
+        pytest.skip(message)
     return path

@@ -9,7 +9,7 @@ import pytest
 
 import workers
 from memlineage import ArtifactStatus, Memory, SwitchFailure
-from memlineage.consolidate import prepare, publish
+from memlineage.consolidate import Consolidation, prepare, publish
 from memlineage.generators.base import GenerationRequest
 
 SPAWN = multiprocessing.get_context("spawn")
@@ -187,28 +187,46 @@ class BrokenGenerator:
         return self.output
 
 
+NO_ITEMS = {"claims": [], "openItems": [], "unresolvedConflicts": [], "summary": "ok", "cold": []}
+
+
 @pytest.mark.parametrize(
-    "output",
+    ("output", "status"),
     [
-        TimeoutError("generation timed out"),
-        {"claims": [], "openItems": [], "summary": "x", "cold": []},  # a field is missing
-        {
-            "claims": [],
-            "openItems": [],
-            "unresolvedConflicts": [],
-            "summary": "all fine",
-            "cold": [],
-        },  # drops every must-preserve item
+        (TimeoutError("generation timed out"), ArtifactStatus.FAILED),
+        ({"claims": [], "openItems": [], "summary": "x", "cold": []}, ArtifactStatus.REJECTED),
+        (NO_ITEMS, ArtifactStatus.REJECTED),  # drops every must-preserve item
     ],
     ids=["timeout", "missing-field", "drops-items"],
 )
 def test_rejected_or_failed_outputs_are_kept_and_never_recalled(
-    memory: Memory, output: Any
+    memory: Memory, output: Any, status: ArtifactStatus
 ) -> None:
     add_range(memory, 1, 3)
     result = memory.consolidate("user-7", BrokenGenerator(output))
     assert not result.switched
-    assert result.artifact.status is ArtifactStatus.REJECTED
+    assert result.status is status
     assert not result.artifact.gate.passed and result.artifact.gate.failures
     assert memory.recall("user-7").mode == "raw"
-    assert status_of(memory, result.artifact.id) is ArtifactStatus.REJECTED
+    assert status_of(memory, result.artifact.id) is status
+
+
+def test_consolidating_an_up_to_date_subject_builds_nothing(memory: Memory) -> None:
+    add_range(memory, 1, 3)
+    first = memory.consolidate("user-7")
+    again = memory.consolidate("user-7")
+    assert again.up_to_date and not again.switched
+    assert again.artifact.id == first.artifact.id
+    assert len(memory.artifacts("user-7")) == 1
+    forced = memory.consolidate("user-7", force=True)
+    assert forced.switched and forced.artifact.id != first.artifact.id
+
+
+def test_a_refused_switch_reports_the_artifact_as_failed(memory: Memory) -> None:
+    add_range(memory, 1, 3)
+    stale_task = prepare(memory.store, memory.tenant, "user-7")
+    add_range(memory, 4, 5)
+    memory.consolidate("user-7")
+    result = Consolidation(stale_task, memory.store.switch(memory.tenant, stale_task.id))
+    assert result.to_json()["status"] == "failed"
+    assert result.to_json()["reason"].startswith("alias_moved")

@@ -64,9 +64,10 @@ class Memory:
     # -- derived layer --
 
     def consolidate(
-        self, subject: str, generator: Generator | None = None
+        self, subject: str, generator: Generator | None = None, *, force: bool = False
     ) -> consolidation.Consolidation:
-        return consolidation.consolidate(self.store, self.tenant, subject, generator)
+        """One consolidation; switches the alias when the gate passes (release mode auto)."""
+        return consolidation.consolidate(self.store, self.tenant, subject, generator, force=force)
 
     def recall(self, subject: str) -> Recall:
         with self.store.reader(self.tenant) as reader:

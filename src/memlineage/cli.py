@@ -87,7 +87,8 @@ def cmd_trust(args: argparse.Namespace) -> tuple[Any, str, int]:
 def cmd_conflict(args: argparse.Namespace) -> tuple[Any, str, int]:
     with _memory(args) as memory:
         result = memory.conflict(args.a, args.b, key=args.key)
-    return _op_doc(result), f"declared {result.conflict_id}", 0
+    verb = "declared" if result.changed else "already declared:"
+    return _op_doc(result), f"{verb} {result.conflict_id}", 0
 
 
 def cmd_resolve(args: argparse.Namespace) -> tuple[Any, str, int]:
@@ -138,7 +139,7 @@ def cmd_artifacts(args: argparse.Namespace) -> tuple[Any, str, int]:
 
 def cmd_consolidate(args: argparse.Namespace) -> tuple[Any, str, int]:
     with _memory(args) as memory:
-        result = memory.consolidate(args.subject)
+        result = memory.consolidate(args.subject, force=args.force)
     doc = result.to_json()
     text = f"{doc['artifact_id']}: {doc['status']}, switched={doc['switched']}"
     if doc["reason"]:
@@ -203,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("subject", nargs="?")
     p = command("consolidate", cmd_consolidate, "run one consolidation of a subject")
     p.add_argument("subject")
+    p.add_argument("--force", action="store_true", help="build a new artifact even if up to date")
     p = command("extract", cmd_extract, "print the must-preserve items of events")
     p.add_argument("file", nargs="?", default="-", help="JSONL file, or - for stdin")
     return parser

@@ -28,33 +28,53 @@ from .model import (
 from .recall import why_not_summary
 from .select import select
 from .store.base import SqlStore
+from .store.protocol import Head
 
 
 @dataclass(frozen=True)
 class Consolidation:
+    """The outcome of one consolidation: the artifact, and the switch if one was tried."""
+
     artifact: Artifact
     switch: SwitchResult | None
+    up_to_date: bool = False  # the published summary already covered everything
 
     @property
     def switched(self) -> bool:
         return self.switch is not None and self.switch.switched
 
+    @property
+    def status(self) -> ArtifactStatus:
+        """The artifact's status after this run (a refused switch leaves it failed)."""
+        if self.switched:
+            return ArtifactStatus.PUBLISHED
+        if self.switch is not None:
+            return ArtifactStatus.FAILED
+        return self.artifact.status
+
+    @property
+    def reason(self) -> str | None:
+        if self.up_to_date:
+            return "up to date: the published summary covers every event"
+        if self.switch is not None and self.switch.reason is not None:
+            return f"{self.switch.reason}: {self.switch.detail}"
+        return self.artifact.reason
+
     def to_json(self) -> dict[str, Any]:
         return {
             "artifact_id": self.artifact.id,
-            "status": str(self.artifact.status if not self.switched else ArtifactStatus.PUBLISHED),
+            "status": str(self.status),
             "switched": self.switched,
-            "reason": (
-                str(self.switch.reason)
-                if self.switch and self.switch.reason
-                else self.artifact.reason
-            ),
+            "reason": self.reason,
             "covers_through": self.artifact.manifest.new_covers_through,
             "gate": {
                 "passed": self.artifact.gate.passed,
                 "failures": [f.to_json() for f in self.artifact.gate.failures],
             },
         }
+
+
+GENERATION_FAILED = "generation failed"
 
 
 def new_artifact_id(subject: str, covers_through: int) -> str:
@@ -94,7 +114,12 @@ def prepare(
         subject, selection.events, tuple(items), selection.conflicts, open_items, parent
     )
     output, report, reason = _generate_and_gate(generator, request, items)
-    status = ArtifactStatus.CANDIDATE if report.passed else ArtifactStatus.REJECTED
+    if report.passed:
+        status = ArtifactStatus.CANDIDATE
+    elif output is None and reason == GENERATION_FAILED:
+        status = ArtifactStatus.FAILED
+    else:
+        status = ArtifactStatus.REJECTED
     artifact = Artifact(manifest.artifact_id, subject, status, manifest, output, report, reason)
     store.write_artifact(tenant, artifact)
     return artifact
@@ -107,7 +132,7 @@ def _generate_and_gate(
         raw = generator.generate(request)
     except Exception as exc:  # a generator is foreign code; its failure is a rejection
         failure = GateFailure("generation_failed", generator.name, f"{type(exc).__name__}: {exc}")
-        return None, GateReport(False, (failure,)), "generation failed"
+        return None, GateReport(False, (failure,)), GENERATION_FAILED
     try:
         output = parse.parse_output(raw)
     except parse.OutputRejected as exc:
@@ -125,8 +150,27 @@ def publish(store: SqlStore, tenant: str, artifact: Artifact) -> SwitchResult | 
 
 
 def consolidate(
-    store: SqlStore, tenant: str, subject: str, generator: Generator | None = None
+    store: SqlStore,
+    tenant: str,
+    subject: str,
+    generator: Generator | None = None,
+    *,
+    force: bool = False,
 ) -> Consolidation:
-    """Steps 1–8 under release mode ``auto``: switch as soon as the gate passes."""
+    """Steps 1–8 under release mode ``auto``: switch as soon as the gate passes.
+
+    A subject whose fresh summary already covers every event is left alone
+    (``up_to_date``) unless ``force`` asks for a new artifact anyway.
+    """
+    if not force:
+        with store.reader(tenant) as reader:
+            head = reader.head(subject)
+        if head is not None and head.artifact is not None and _covers_everything(head):
+            return Consolidation(head.artifact, None, up_to_date=True)
     artifact = prepare(store, tenant, subject, generator)
     return Consolidation(artifact, publish(store, tenant, artifact))
+
+
+def _covers_everything(head: Head) -> bool:
+    """The published summary is fresh (I4) and covers every event up to H."""
+    return why_not_summary(head) is None and head.alias.covers_through == head.clock.high_water

@@ -10,13 +10,12 @@
 from __future__ import annotations
 
 import json
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from common import median_seconds
 from memlineage.extract import expected_open_items, extract_items
 from memlineage.gate import check
 from memlineage.generators.base import GenerationRequest
@@ -46,12 +45,7 @@ def synthetic_events(count: int) -> tuple[Event, ...]:
 
 
 def median_ms(fn: Callable[[], Any], repeats: int = REPEATS) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+    return median_seconds(fn, repeats) * 1000
 
 
 def bench_gate(target_items: int = 10_000) -> None:

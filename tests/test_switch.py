@@ -230,3 +230,35 @@ def test_a_refused_switch_reports_the_artifact_as_failed(memory: Memory) -> None
     result = Consolidation(stale_task, memory.store.switch(memory.tenant, stale_task.id))
     assert result.to_json()["status"] == "failed"
     assert result.to_json()["reason"].startswith("alias_moved")
+
+
+def test_a_revoked_fact_does_not_live_on_in_the_rebuilt_summary(memory: Memory) -> None:
+    memory.add(
+        [
+            {"id": "m-1", "subject": "user-7", "text": "My budget is at most 4,500 EUR."},
+            {"id": "m-2", "subject": "user-7", "text": "My locker code is 7319."},
+            {"id": "m-3", "subject": "user-7", "text": "Never call me before 9:00."},
+        ]
+    )
+    memory.consolidate("user-7")
+    assert "7319" in (memory.recall("user-7").summary or "")
+    memory.revoke("m-2")
+    rebuilt = memory.consolidate("user-7")
+    assert rebuilt.switched
+    recalled = memory.recall("user-7")
+    assert recalled.mode == "summary"
+    assert "7319" not in (recalled.summary or "")
+    assert all("m-2" not in c.derived_from for c in recalled.claims)
+    assert all("7319" not in str(c.value) for c in recalled.claims)
+    assert rebuilt.artifact.manifest.input_ids == ("m-1", "m-3")
+
+
+def test_a_summary_rebuilt_without_a_source_is_not_staled_by_it(memory: Memory) -> None:
+    add_range(memory, 1, 3)
+    first = memory.consolidate("user-7").artifact
+    memory.revoke("m-2")
+    rebuilt = memory.consolidate("user-7").artifact  # its stale parent was not read
+    op = memory.add([{"id": "m-9", "subject": "user-7", "text": "Note 9", "supersedes": "m-2"}])
+    assert op[0].created
+    assert status_of(memory, first.id) is ArtifactStatus.STALE
+    assert status_of(memory, rebuilt.id) is ArtifactStatus.PUBLISHED

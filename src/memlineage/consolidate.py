@@ -96,7 +96,8 @@ def prepare(
     selection = select(events, ops, head.clock.high_water, store.policy)
     items = extract.extract_items(selection.events, selection.conflicts)
     open_items = extract.expected_open_items(selection.events)
-    parent = head.artifact.output if why_not_summary(head) is None and head.artifact else None
+    # Only a fresh published summary is handed to the generator; a stale one is not read.
+    parent = head.artifact if why_not_summary(head) is None else None
     manifest = Manifest(
         artifact_id=new_artifact_id(subject, head.clock.high_water),
         subject=subject,
@@ -109,9 +110,15 @@ def prepare(
         selector_version=selection.selector_version,
         prompt_version=generator.prompt_version,
         model_snapshot=generator.model_snapshot,
+        derived_from_artifact=parent.id if parent else None,
     )
     request = GenerationRequest(
-        subject, selection.events, tuple(items), selection.conflicts, open_items, parent
+        subject,
+        selection.events,
+        tuple(items),
+        selection.conflicts,
+        open_items,
+        parent.output if parent else None,
     )
     output, report, reason = _generate_and_gate(generator, request, items)
     if report.passed:

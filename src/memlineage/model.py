@@ -210,6 +210,9 @@ class Manifest:
     prompt_version: str
     model_snapshot: str
     budget: int | None = None
+    # The artifact whose output the generator was given, if any: a derivation parent.
+    # It differs from expected_alias, which is only the CAS fence.
+    derived_from_artifact: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -225,6 +228,7 @@ class Manifest:
             "promptVersion": self.prompt_version,
             "modelSnapshot": self.model_snapshot,
             "budget": self.budget,
+            "derivedFromArtifact": self.derived_from_artifact,
         }
 
     @staticmethod
@@ -247,6 +251,7 @@ class Manifest:
             prompt_version=data["promptVersion"],
             model_snapshot=data["modelSnapshot"],
             budget=data.get("budget"),
+            derived_from_artifact=data.get("derivedFromArtifact"),
         )
 
 

@@ -505,8 +505,8 @@ class SqlStore(abc.ABC):
                 ),
             )
             parents = list(manifest.input_ids)
-            if manifest.expected_alias.artifact_id:
-                parents.append(manifest.expected_alias.artifact_id)
+            if manifest.derived_from_artifact:
+                parents.append(manifest.derived_from_artifact)
             tx.executemany(
                 "INSERT INTO derivation (tenant, subject, parent, child) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT DO NOTHING",

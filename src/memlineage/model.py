@@ -302,6 +302,19 @@ class Claim:
             "text": self.text,
         }
 
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Claim:
+        """The inverse of ``to_json`` for trusted data; untrusted output goes through parse."""
+        return Claim(
+            key=data["key"],
+            value=data["value"],
+            unit=data["unit"],
+            polarity=data["polarity"],
+            kind=data["kind"],
+            derived_from=tuple(data["derivedFrom"]),
+            text=data["text"],
+        )
+
 
 @dataclass(frozen=True)
 class Output:
@@ -321,6 +334,17 @@ class Output:
             "summary": self.summary,
             "cold": list(self.cold),
         }
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Output:
+        """The inverse of ``to_json`` for output this package stored after parsing it."""
+        return Output(
+            claims=tuple(Claim.from_json(c) for c in data["claims"]),
+            open_items=tuple(data["openItems"]),
+            unresolved_conflicts=tuple(data["unresolvedConflicts"]),
+            summary=data["summary"],
+            cold=tuple(data["cold"]),
+        )
 
 
 @dataclass(frozen=True)

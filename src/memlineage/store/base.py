@@ -27,7 +27,7 @@ from ..model import (
     SwitchFailure,
     SwitchResult,
 )
-from ..select import DEFAULT_POLICY, TrustPolicy, source_state
+from ..select import DEFAULT_POLICY, SourceState, TrustPolicy, source_state
 from .protocol import Appended, OpResult
 from .reader import SqlReader
 from .rows import ARTIFACT_COLUMNS, EVENT_COLUMNS, dumps, event_from_row, event_row
@@ -285,13 +285,10 @@ class SqlStore(abc.ABC):
             raise NotFound(f"no event {event_id!r} in tenant {tenant!r}", field=field)
         return str(row[0])
 
-    def _state(self, tx: Tx, tenant: str, subject: str, ids: Sequence[str] | None = None) -> Any:
-        reader = SqlReader(tx, tenant)
-        if ids is None:
-            events = reader.events(subject)
-        else:
-            events = self._events_by_id(tx, tenant, subject, ids)
-        return source_state(events, reader.operations(subject), self.policy)
+    def _state(self, tx: Tx, tenant: str, subject: str, ids: Sequence[str]) -> SourceState:
+        """The raw layer's verdict on the events ``ids`` of one subject, read under the lock."""
+        events = self._events_by_id(tx, tenant, subject, ids)
+        return source_state(events, SqlReader(tx, tenant).operations(subject), self.policy)
 
     def _events_by_id(self, tx: Tx, tenant: str, subject: str, ids: Sequence[str]) -> list[Event]:
         found: list[Event] = []

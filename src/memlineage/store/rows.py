@@ -17,8 +17,8 @@ from ..model import (
     NewEvent,
     Operation,
     OpKind,
+    Output,
 )
-from ..parse import parse_output
 
 EVENT_COLUMNS = (
     "seq, id, subject, at, kind, project, trust, taint, facts, supersedes, text, hash, recorded_at"
@@ -79,7 +79,7 @@ def artifact_from_row(row: Sequence[Any]) -> Artifact:
         subject=subject,
         status=ArtifactStatus(status),
         manifest=Manifest.from_json(json.loads(manifest)),
-        output=parse_output(json.loads(output)) if output else None,
+        output=Output.from_json(json.loads(output)) if output else None,
         gate=gate_from_json(json.loads(gate)),
         reason=reason,
         created_at=created_at,

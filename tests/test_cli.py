@@ -119,3 +119,30 @@ def test_extract_prints_items(tmp_path: Path) -> None:
         set(i) >= {"source", "kind", "key", "value", "unit", "polarity"} for i in items
     )
     assert {i["source"] for i in items} == {"m-1"}
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('{"id": "m-9", "subject": "user-7", "text": "lone \\ud800 surrogate"}', None),
+        (
+            '{"id": "m-9", "subject": "user-7", "text": "x", "facts": [{"key": "k", "value": NaN}]}',  # noqa: E501
+            None,
+        ),
+        ('{"id": "m-9", "subject": "user-7", "text": "x", "at": "tomorrow"}', "'at'"),
+        ('{"id": "m-9", "subject": "user-7", "text": "x", "colour": "red"}', "'colour'"),
+        ('["not", "an", "object"]', None),
+    ],
+    ids=["lone-surrogate", "nan", "bad-time", "unknown-field", "not-an-object"],
+)
+def test_values_json_or_the_contract_cannot_carry_exit_2_with_the_line(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, field: str | None
+) -> None:
+    path = write_jsonl(tmp_path / "bad.jsonl", [EVENTS[0], line])
+    code, doc = run(db_url, "add", path)
+    err = capsys.readouterr().err
+    assert code == 2 and doc is None
+    assert "line 2" in err and err.count("\n") == 1
+    if field:
+        assert field in err
+    assert run(db_url, "recall", "user-7")[1]["events"] == []

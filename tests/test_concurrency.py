@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import multiprocessing
+import time
 
 import pytest
 
 import workers
 from memlineage import ArtifactStatus, Memory
+from memlineage.consolidate import prepare
 
 SPAWN = multiprocessing.get_context("spawn")
 pytestmark = pytest.mark.slow
@@ -77,8 +79,6 @@ def test_revocation_racing_a_switch_never_leaves_a_revoked_source_recallable(
                     for i in range(5)
                 ]
             )
-            from memlineage.consolidate import prepare
-
             candidate = prepare(memory.store, "acme", subject)
         barrier = SPAWN.Barrier(2)
         results = SPAWN.SimpleQueue()
@@ -130,3 +130,35 @@ def test_crash_between_artifact_write_and_switch_leaves_nothing_half_done(db_url
         assert [e.id for e in recalled.events] == [f"m-{i}" for i in range(1, 6)]
         assert memory.consolidate("user-7").switched  # and consolidation goes on
         assert memory.recall("user-7").mode == "summary"
+
+
+def test_a_revocation_waits_for_a_switch_holding_the_lock_then_stales_it(db_url: str) -> None:
+    """I7 across processes: the revoke queues on the clock lock, then sees the switch."""
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add([{"id": f"m-{i}", "subject": "user-7", "text": f"fact {i}"} for i in range(5)])
+        candidate = prepare(memory.store, "acme", "user-7")
+    holding, release, starting = SPAWN.Event(), SPAWN.Event(), SPAWN.Event()
+    results = SPAWN.SimpleQueue()
+    switcher = SPAWN.Process(
+        target=workers.switch_holding_the_lock,
+        args=(db_url, "acme", candidate.id, holding, release, results),
+    )
+    switcher.start()
+    assert holding.wait(60), "the switch never reached its CAS"
+    revoker = SPAWN.Process(
+        target=workers.revoke_when_told, args=(db_url, "acme", "m-2", starting, results)
+    )
+    revoker.start()
+    assert starting.wait(60)
+    time.sleep(1.0)  # ample time for an unblocked revoke to finish
+    assert results.empty(), "the revoke did not wait for the other process's lock"
+    release.set()
+    for proc in (switcher, revoker):
+        proc.join(60)
+        assert proc.exitcode == 0
+    assert [results.get(), results.get()] == [("switch", True), ("revoke", True)]
+    with Memory(db_url, tenant="acme") as memory:
+        status = {a.id: a.status for a in memory.artifacts("user-7")}[candidate.id]
+        recalled = memory.recall("user-7")
+    assert status is ArtifactStatus.STALE
+    assert recalled.mode == "raw" and "m-2" not in [e.id for e in recalled.events]

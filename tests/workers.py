@@ -52,3 +52,27 @@ def write_artifact_then_die(url: str, tenant: str, subject: str, results: Any) -
         artifact = prepare(memory.store, tenant, subject)
         results.put(artifact.id)
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def switch_holding_the_lock(
+    url: str, tenant: str, artifact_id: str, holding: Any, release: Any, results: Any
+) -> None:
+    """Switch, but pause after the CAS while still holding the clock lock."""
+    with Memory(url, tenant=tenant) as memory:
+        store = memory.store
+        compare_and_swap = store._compare_and_swap
+
+        def swap_then_wait(*args: Any) -> Any:
+            refusal = compare_and_swap(*args)
+            holding.set()
+            release.wait(60)
+            return refusal
+
+        store._compare_and_swap = swap_then_wait  # type: ignore[method-assign]
+        results.put(("switch", store.switch(tenant, artifact_id).switched))
+
+
+def revoke_when_told(url: str, tenant: str, event_id: str, starting: Any, results: Any) -> None:
+    with Memory(url, tenant=tenant) as memory:
+        starting.set()
+        results.put(("revoke", memory.revoke(event_id).changed))

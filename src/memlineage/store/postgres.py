@@ -81,6 +81,10 @@ class PostgresStore(SqlStore):
     def _lock_for_migration(self, tx: Tx) -> None:
         tx.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK_KEY,))
 
+    def _has_table(self, tx: Tx, name: str) -> bool:
+        # to_regclass resolves the name along search_path, as every other statement does.
+        return bool(tx.one("SELECT to_regclass(?) IS NOT NULL", (name,))[0])
+
     def close(self) -> None:
         self.pool.close()
 

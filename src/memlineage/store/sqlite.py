@@ -81,5 +81,9 @@ class SqliteStore(SqlStore):
     def _lock_for_migration(self, tx: Tx) -> None:
         """BEGIN IMMEDIATE already excludes every other writer."""
 
+    def _has_table(self, tx: Tx, name: str) -> bool:
+        row = tx.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        return row is not None
+
     def close(self) -> None:
         self.conn.close()

@@ -20,15 +20,14 @@ from .ingest import parse_event
 from .model import Artifact, NewEvent
 from .recall import Recall, recall
 from .store import open_store
-from .store.base import SqlStore
-from .store.protocol import Appended, OpResult
+from .store.protocol import Appended, OpResult, Store
 
 
 class Memory:
     """Memory of one tenant. Every method is one or a few short transactions."""
 
     def __init__(
-        self, db: str | None = None, *, tenant: str = "default", store: SqlStore | None = None
+        self, db: str | None = None, *, tenant: str = "default", store: Store | None = None
     ):
         if not tenant:
             raise BadInput("must not be empty", field="tenant")

@@ -27,8 +27,7 @@ from .model import (
 )
 from .recall import why_not_summary
 from .select import select
-from .store.base import SqlStore
-from .store.protocol import Head
+from .store.protocol import Head, Store
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def new_artifact_id(subject: str, covers_through: int) -> str:
 
 
 def prepare(
-    store: SqlStore, tenant: str, subject: str, generator: Generator | None = None
+    store: Store, tenant: str, subject: str, generator: Generator | None = None
 ) -> Artifact:
     """Steps 1–7: snapshot, select, extract, generate, parse, gate, write."""
     generator = generator or DeterministicGenerator()
@@ -149,7 +148,7 @@ def _generate_and_gate(
     return output, report, None if report.passed else "gate failed"
 
 
-def publish(store: SqlStore, tenant: str, artifact: Artifact) -> SwitchResult | None:
+def publish(store: Store, tenant: str, artifact: Artifact) -> SwitchResult | None:
     """Step 8 for a candidate; a rejected artifact is never switched."""
     if artifact.status is not ArtifactStatus.CANDIDATE:
         return None
@@ -157,7 +156,7 @@ def publish(store: SqlStore, tenant: str, artifact: Artifact) -> SwitchResult | 
 
 
 def consolidate(
-    store: SqlStore,
+    store: Store,
     tenant: str,
     subject: str,
     generator: Generator | None = None,

@@ -16,12 +16,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..extract import text_values
-from ..gate import carried_values
+from ..gate import CONFLICT_KIND, carried_values
 from ..model import Claim, Event, Item
 from ..values import Canonical, canonical, unit_display
 from .base import GenerationRequest
 
-CONFLICT_KIND = "conflict"
 _KIND_LABELS: dict[str, str] = {
     "constraint": "Constraints",
     "negation": "Negated statements",

@@ -8,6 +8,7 @@ only the switch does.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from .model import (
     ArtifactStatus,
     GateFailure,
     GateReport,
+    Item,
     Manifest,
     Output,
     SwitchResult,
@@ -122,7 +124,7 @@ def prepare(
     output, report, reason = _generate_and_gate(generator, request, items)
     if report.passed:
         status = ArtifactStatus.CANDIDATE
-    elif output is None and reason == GENERATION_FAILED:
+    elif reason == GENERATION_FAILED:
         status = ArtifactStatus.FAILED
     else:
         status = ArtifactStatus.REJECTED
@@ -132,11 +134,11 @@ def prepare(
 
 
 def _generate_and_gate(
-    generator: Generator, request: GenerationRequest, items: list[Any]
+    generator: Generator, request: GenerationRequest, items: Sequence[Item]
 ) -> tuple[Output | None, GateReport, str | None]:
     try:
         raw = generator.generate(request)
-    except Exception as exc:  # a generator is foreign code; its failure is a rejection
+    except Exception as exc:  # a generator is foreign code: its crash fails the artifact
         failure = GateFailure("generation_failed", generator.name, f"{type(exc).__name__}: {exc}")
         return None, GateReport(False, (failure,)), GENERATION_FAILED
     try:

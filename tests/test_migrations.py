@@ -22,7 +22,7 @@ def with_extra_migration(store_class: type[SqlStore]) -> type[SqlStore]:
 
 def schema_version(store: SqlStore) -> int:
     with store._read() as tx:
-        return int(tx.one("SELECT MAX(version) FROM schema_migrations")[0])
+        return store._schema_version(tx)
 
 
 def test_opening_migrates_and_reopening_is_a_no_op(db_url: str) -> None:

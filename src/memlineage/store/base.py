@@ -17,7 +17,6 @@ from ..canonical import input_root
 from ..errors import BadInput, DuplicateEventId, NotFound, SchemaTooNew
 from ..ingest import utc_now
 from ..model import (
-    Alias,
     Artifact,
     ArtifactStatus,
     Clock,
@@ -30,7 +29,7 @@ from ..model import (
 from ..select import DEFAULT_POLICY, SourceState, TrustPolicy, source_state
 from .protocol import Appended, OpResult
 from .reader import SqlReader
-from .rows import ARTIFACT_COLUMNS, EVENT_COLUMNS, dumps, event_from_row, event_row
+from .rows import ARTIFACT_COLUMNS, EVENT_COLUMNS, dumps, event_row
 from .sql import Tx, chunks, marks
 
 # Artifacts that a newly invalidated source takes out of use; rejected and
@@ -302,21 +301,14 @@ class SqlStore(abc.ABC):
 
     def _state(self, tx: Tx, tenant: str, subject: str, ids: Sequence[str]) -> SourceState:
         """The raw layer's verdict on the events ``ids`` of one subject, read under the lock."""
-        events = self._events_by_id(tx, tenant, subject, ids)
-        return source_state(events, SqlReader(tx, tenant).operations(subject), self.policy)
+        return self._events_and_state(tx, tenant, subject, ids)[1]
 
-    def _events_by_id(self, tx: Tx, tenant: str, subject: str, ids: Sequence[str]) -> list[Event]:
-        found: list[Event] = []
-        for chunk in chunks(list(ids)):
-            found.extend(
-                event_from_row(r)
-                for r in tx.all(
-                    f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ?"
-                    f" AND id IN ({marks(len(chunk))})",
-                    (tenant, subject, *chunk),
-                )
-            )
-        return found
+    def _events_and_state(
+        self, tx: Tx, tenant: str, subject: str, ids: Sequence[str]
+    ) -> tuple[dict[str, Event], SourceState]:
+        reader = SqlReader(tx, tenant)
+        events = {e.id: e for e in reader.events_by_id(subject, ids)}
+        return events, source_state(events.values(), reader.operations(subject), self.policy)
 
     def _record_invalidation(
         self,
@@ -546,7 +538,7 @@ class SqlStore(abc.ABC):
             refusal = self._refusal(tx, tenant, artifact, epoch)
             if refusal is None:
                 refusal = self._compare_and_swap(tx, tenant, artifact)
-            alias = self._alias(tx, tenant, subject)
+            alias = SqlReader(tx, tenant).alias(subject)
             if refusal is not None:
                 reason, detail = refusal
                 if artifact.status is ArtifactStatus.CANDIDATE:
@@ -590,10 +582,7 @@ class SqlStore(abc.ABC):
         if artifact.status is ArtifactStatus.STALE:
             return SwitchFailure.INPUT_INVALIDATED, f"artifact went stale: {artifact.reason}"
         subject = artifact.subject
-        events = {e.id: e for e in self._events_by_id(tx, tenant, subject, manifest.input_ids)}
-        state = source_state(
-            events.values(), SqlReader(tx, tenant).operations(subject), self.policy
-        )
+        events, state = self._events_and_state(tx, tenant, subject, manifest.input_ids)
         for input_id in manifest.input_ids:
             if input_id not in events or input_id in state.invalid:
                 why = state.invalid.get(input_id, "missing")
@@ -631,7 +620,7 @@ class SqlStore(abc.ABC):
         )
         if swapped == 1:
             return None
-        current = self._alias(tx, tenant, artifact.subject)
+        current = SqlReader(tx, tenant).alias(artifact.subject)
         if (current.artifact_id, current.source_epoch, current.covers_through) != (
             expected.artifact_id,
             expected.source_epoch,
@@ -645,15 +634,6 @@ class SqlStore(abc.ABC):
         return SwitchFailure.COVERAGE_REGRESSION, (
             f"covers_through {current.covers_through} > {m.new_covers_through}"
         )
-
-    @staticmethod
-    def _alias(tx: Tx, tenant: str, subject: str) -> Alias:
-        row = tx.one(
-            "SELECT artifact_id, source_epoch, covers_through, bypassed FROM aliases"
-            " WHERE tenant = ? AND subject = ?",
-            (tenant, subject),
-        )
-        return Alias(row[0], int(row[1]), int(row[2]), bool(row[3]))
 
     @staticmethod
     def _set_status(

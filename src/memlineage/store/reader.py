@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..model import Alias, Artifact, Clock, Event, Operation
@@ -14,7 +15,7 @@ from .rows import (
     event_from_row,
     op_from_row,
 )
-from .sql import Tx
+from .sql import Tx, chunks, marks
 
 
 class SqlReader:
@@ -46,6 +47,27 @@ class SqlReader:
             sql += " AND seq <= ?"
             params.append(through)
         return [event_from_row(r) for r in self.tx.all(sql + " ORDER BY seq", params)]
+
+    def events_by_id(self, subject: str, ids: Sequence[str]) -> list[Event]:
+        found: list[Event] = []
+        for chunk in chunks(ids):
+            found.extend(
+                event_from_row(r)
+                for r in self.tx.all(
+                    f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ?"
+                    f" AND id IN ({marks(len(chunk))})",
+                    (self.tenant, subject, *chunk),
+                )
+            )
+        return found
+
+    def alias(self, subject: str) -> Alias:
+        row = self.tx.one(
+            "SELECT artifact_id, source_epoch, covers_through, bypassed FROM aliases"
+            " WHERE tenant = ? AND subject = ?",
+            (self.tenant, subject),
+        )
+        return Alias(row[0], int(row[1]), int(row[2]), bool(row[3]))
 
     def operations(self, subject: str) -> list[Operation]:
         return [

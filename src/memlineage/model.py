@@ -213,6 +213,16 @@ class Manifest:
     # The artifact whose output the generator was given, if any: a derivation parent.
     # It differs from expected_alias, which is only the CAS fence.
     derived_from_artifact: str | None = None
+    # The rendered summary is over the token budget even after every low-salience
+    # statement moved to cold; it is published whole, never truncated.
+    over_budget: bool = False
+    # One record per generation attempt (generator, model, usage, latency, failure
+    # codes), for LLM generators with bounded repair; () for the built-in one.
+    attempts: tuple[Mapping[str, Any], ...] = ()
+    # Why the built-in generator's output was published instead (None: it was not).
+    fallback: str | None = None
+    # The tenant's generator configuration version this artifact was built with.
+    config_version: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -229,6 +239,10 @@ class Manifest:
             "modelSnapshot": self.model_snapshot,
             "budget": self.budget,
             "derivedFromArtifact": self.derived_from_artifact,
+            "overBudget": self.over_budget,
+            "attempts": [dict(a) for a in self.attempts],
+            "fallback": self.fallback,
+            "configVersion": self.config_version,
         }
 
     @staticmethod
@@ -252,6 +266,10 @@ class Manifest:
             model_snapshot=data["modelSnapshot"],
             budget=data.get("budget"),
             derived_from_artifact=data.get("derivedFromArtifact"),
+            over_budget=bool(data.get("overBudget", False)),
+            attempts=tuple(data.get("attempts", ())),
+            fallback=data.get("fallback"),
+            config_version=data.get("configVersion"),
         )
 
 
@@ -266,6 +284,9 @@ class Item:
     value: FactValue
     unit: str | None = None
     polarity: bool = True
+    # The clause of the source text the item came from, verbatim (original case):
+    # what a claim's text shows, so a value never appears without its clause.
+    clause: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -317,14 +338,65 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class Statement:
+    """One sentence of a summary, with its lineage (step 4).
+
+    ``text`` is what a reader sees; the built-in generator copies it verbatim
+    from the source events. ``derived_from`` names raw event ids, ``claims``
+    the keys of the claims this sentence states, ``at`` the newest source time,
+    ``contested`` the id of the unresolved conflict one of its sources is a
+    side of (None otherwise), ``kind`` the event kind it belongs under when
+    rendered (constraint, preference, fact, decision, task, observation).
+    """
+
+    text: str
+    derived_from: tuple[str, ...]
+    claims: tuple[str, ...] = ()
+    at: str | None = None
+    project: str | None = None
+    contested: str | None = None
+    kind: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "derivedFrom": list(self.derived_from),
+            "claims": list(self.claims),
+            "at": self.at,
+            "project": self.project,
+            "contested": self.contested,
+            "kind": self.kind,
+        }
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Statement:
+        """The inverse of ``to_json`` for trusted data; untrusted output goes through parse."""
+        return Statement(
+            text=data["text"],
+            derived_from=tuple(data["derivedFrom"]),
+            claims=tuple(data["claims"]),
+            at=data["at"],
+            project=data["project"],
+            contested=data["contested"],
+            kind=data.get("kind"),
+        )
+
+
+@dataclass(frozen=True)
 class Output:
-    """A parsed generator output (step 5)."""
+    """A parsed generator output (step 5).
+
+    ``statements`` are the summary as sentences with lineage; ``cold`` lists
+    the selected events left to cold retrieval. (``summary`` is the legacy
+    free text that the statements issue replaces by a rendering of statements.)
+    """
 
     claims: tuple[Claim, ...]
     open_items: tuple[str, ...]
     unresolved_conflicts: tuple[str, ...]
     summary: str
     cold: tuple[str, ...] = ()
+    statements: tuple[Statement, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -333,6 +405,7 @@ class Output:
             "unresolvedConflicts": list(self.unresolved_conflicts),
             "summary": self.summary,
             "cold": list(self.cold),
+            "statements": [s.to_json() for s in self.statements],
         }
 
     @staticmethod
@@ -344,6 +417,7 @@ class Output:
             unresolved_conflicts=tuple(data["unresolvedConflicts"]),
             summary=data["summary"],
             cold=tuple(data["cold"]),
+            statements=tuple(Statement.from_json(s) for s in data.get("statements", ())),
         )
 
 

@@ -30,7 +30,14 @@ CODES: tuple[str, ...] = (
     "not_finite",
 )
 
-OUTPUT_FIELDS: tuple[str, ...] = ("claims", "openItems", "unresolvedConflicts", "summary", "cold")
+OUTPUT_FIELDS: tuple[str, ...] = (
+    "claims",
+    "openItems",
+    "unresolvedConflicts",
+    "summary",
+    "cold",
+    "statements",
+)
 CLAIM_FIELDS: tuple[str, ...] = (
     "key",
     "value",

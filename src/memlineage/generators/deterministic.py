@@ -66,6 +66,7 @@ class DeterministicGenerator:
             "unresolvedConflicts": sorted(c.id for c in unresolved),
             "summary": summary,
             "cold": cold,
+            "statements": [],
         }
 
 

@@ -1,0 +1,168 @@
+"""What every transaction of the store shares: connections, the lock (I7), the epoch.
+
+A backend subclass (sqlite.py, postgres.py) supplies connections and the few
+statements whose text differs; the transactions themselves live in one
+module per concept of the design (schema, append, operations, switch), all
+written once for both backends so SQLite and PostgreSQL cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import NotFound
+from ..ingest import utc_now
+from ..model import Clock, Event, OpKind
+from ..select import DEFAULT_POLICY, SourceState, TrustPolicy, source_state
+from .protocol import OpResult
+from .reader import SqlReader
+from .rows import dumps
+from .sql import Tx
+from .staleness import mark_descendants_stale
+
+
+class StoreCore(abc.ABC):
+    """The shared state and helpers of every transaction; see :class:`SqlStore`."""
+
+    dialect: str  # the name of the migrations folder
+    integrity_errors: tuple[type[Exception], ...] = ()  # the driver's unique violation
+    # Run before the recursive descendants query, in its transaction (PostgreSQL: jit off).
+    descendants_prelude: str | None = None
+    url: str
+    policy: TrustPolicy = DEFAULT_POLICY
+
+    # -- what a backend supplies --
+
+    @abc.abstractmethod
+    def _write(self) -> Any:
+        """Context manager: a write transaction (SQLite: BEGIN IMMEDIATE)."""
+
+    @abc.abstractmethod
+    def _read(self) -> Any:
+        """Context manager: a read-only transaction over one snapshot."""
+
+    @abc.abstractmethod
+    def _lock_for_migration(self, tx: Tx) -> None: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    @abc.abstractmethod
+    def _has_table(self, tx: Tx, name: str) -> bool: ...
+
+    # -- reads --
+
+    @contextmanager
+    def reader(self, tenant: str) -> Iterator[SqlReader]:
+        with self._read() as tx:
+            yield SqlReader(tx, tenant)
+
+    # -- the lock (I7) --
+
+    def _lock_clock(self, tx: Tx, tenant: str, subject: str) -> Clock | None:
+        """The first statement of every writer: take the subject's clock row lock."""
+        row = tx.one(
+            "UPDATE clocks SET switches = switches WHERE tenant = ? AND subject = ?"
+            " RETURNING high_water, epoch",
+            (tenant, subject),
+        )
+        return Clock(int(row[0]), int(row[1])) if row else None
+
+    def _lock_or_create_clock(self, tx: Tx, tenant: str, subject: str) -> Clock:
+        """Like _lock_clock, creating the clock and the empty alias of a new subject."""
+        row = tx.one(
+            "INSERT INTO clocks (tenant, subject) VALUES (?, ?)"
+            " ON CONFLICT (tenant, subject) DO UPDATE SET switches = clocks.switches"
+            " RETURNING high_water, epoch",
+            (tenant, subject),
+        )
+        tx.execute(
+            "INSERT INTO aliases (tenant, subject) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (tenant, subject),
+        )
+        return Clock(int(row[0]), int(row[1]))
+
+    def _bump_epoch(self, tx: Tx, tenant: str, subject: str) -> tuple[int, int]:
+        """Advance the epoch and the operation counter; returns (epoch, op_seq)."""
+        row = tx.one(
+            "UPDATE clocks SET epoch = epoch + 1, ops = ops + 1"
+            " WHERE tenant = ? AND subject = ? RETURNING epoch, ops",
+            (tenant, subject),
+        )
+        return int(row[0]), int(row[1])
+
+    def _subject_of(self, tenant: str, event_id: str, field: str = "id") -> str:
+        """The subject of an event. Read before the lock: an event's subject never changes."""
+        with self._read() as tx:
+            row = tx.one(
+                "SELECT subject FROM events WHERE tenant = ? AND id = ?", (tenant, event_id)
+            )
+        if row is None:
+            raise NotFound(f"no event {event_id!r} in tenant {tenant!r}", field=field)
+        return str(row[0])
+
+    def _state(self, tx: Tx, tenant: str, subject: str, ids: Sequence[str]) -> SourceState:
+        """The raw layer's verdict on the events ``ids`` of one subject, read under the lock."""
+        return self._events_and_state(tx, tenant, subject, ids)[1]
+
+    def _events_and_state(
+        self, tx: Tx, tenant: str, subject: str, ids: Sequence[str]
+    ) -> tuple[dict[str, Event], SourceState]:
+        reader = SqlReader(tx, tenant)
+        events = {e.id: e for e in reader.events_by_id(subject, ids)}
+        return events, source_state(events.values(), reader.operations(subject), self.policy)
+
+    def _record_invalidation(
+        self,
+        tx: Tx,
+        tenant: str,
+        subject: str,
+        kind: OpKind,
+        target: str,
+        *,
+        other: str | None = None,
+        conflict_id: str | None = None,
+        key: str | None = None,
+        trust: str | None = None,
+        taint: Sequence[str] | None = None,
+        reason: str | None = None,
+        invalidates: str | None = None,
+    ) -> OpResult:
+        """Bump the epoch, record the operation, stale what derives from a now-invalid event."""
+        epoch, op_seq = self._bump_epoch(tx, tenant, subject)
+        if kind is OpKind.CONFLICT:
+            conflict_id = f"conflict:{subject}:{op_seq:06d}"
+        tx.execute(
+            "INSERT INTO operations (tenant, subject, op_seq, kind, target, other, conflict_id,"
+            " key, trust, taint, reason, epoch, recorded_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                tenant,
+                subject,
+                op_seq,
+                str(kind),
+                target,
+                other,
+                conflict_id,
+                key,
+                trust,
+                dumps(list(taint)) if taint is not None else None,
+                reason,
+                epoch,
+                utc_now(),
+            ),
+        )
+        stale: tuple[str, ...] = ()
+        if invalidates is not None:
+            stale = self._mark_descendants_stale(
+                tx, tenant, subject, [invalidates], f"{kind} of {invalidates}"
+            )
+        return OpResult(subject, epoch, True, conflict_id=conflict_id, stale=stale)
+
+    def _mark_descendants_stale(
+        self, tx: Tx, tenant: str, subject: str, roots: Sequence[str], reason: str
+    ) -> tuple[str, ...]:
+        return mark_descendants_stale(tx, tenant, subject, roots, reason, self.descendants_prelude)

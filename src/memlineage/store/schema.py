@@ -1,0 +1,68 @@
+"""The schema: numbered migrations per backend, applied once, never downgraded."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from ..errors import SchemaTooNew
+from ..ingest import utc_now
+from .core import StoreCore
+from .sql import Tx
+
+
+class SchemaMixin(StoreCore):
+    def migrations(self) -> list[tuple[int, str]]:
+        folder = resources.files("memlineage.store").joinpath("migrations", self.dialect)
+        found = []
+        for entry in folder.iterdir():
+            if entry.name.endswith(".sql"):
+                found.append((int(entry.name.split("_", 1)[0]), entry.read_text("utf-8")))
+        return sorted(found)
+
+    def migrate(self) -> int:
+        """Apply missing migrations; refuse a schema newer than this code knows.
+
+        A current schema is confirmed by a read, so opening a store never waits
+        for the write lock of another process's transaction.
+        """
+        known = self.migrations()
+        latest = known[-1][0]
+        with self._read() as tx:
+            current = self._schema_version(tx)
+        if current < latest:
+            with self._write() as tx:
+                self._lock_for_migration(tx)
+                tx.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations"
+                    " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+                )
+                current = self._schema_version(tx)  # another process may have migrated
+                for version, script in known:
+                    if version > current:
+                        self._run_script(tx, script)
+                        tx.execute(
+                            "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                            (version, utc_now()),
+                        )
+        if current > latest:
+            raise SchemaTooNew(
+                f"database schema is version {current}, this memlineage knows up to"
+                f" {latest}: upgrade memlineage to open {self.url}"
+            )
+        return latest
+
+    def _schema_version(self, tx: Tx) -> int:
+        if not self._has_table(tx, "schema_migrations"):
+            return 0
+        row = tx.one("SELECT MAX(version) FROM schema_migrations")
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def _run_script(self, tx: Tx, script: str) -> None:
+        for statement in _split_sql(script):
+            tx.execute(statement)
+
+
+def _split_sql(script: str) -> list[str]:
+    """Statements of a migration file (no semicolons inside statements in our files)."""
+    lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

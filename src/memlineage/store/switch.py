@@ -1,0 +1,174 @@
+"""The derived layer's writes: step 7 (write an artifact) and step 8 (the switch)."""
+
+from __future__ import annotations
+
+from ..canonical import input_root
+from ..errors import NotFound
+from ..ingest import utc_now
+from ..model import Artifact, ArtifactStatus, SwitchFailure, SwitchResult
+from .core import StoreCore
+from .reader import SqlReader
+from .rows import ARTIFACT_COLUMNS, dumps
+from .sql import Tx
+
+
+class SwitchMixin(StoreCore):
+    def write_artifact(self, tenant: str, artifact: Artifact) -> None:
+        """Step 7: store an attempt with its manifest and derivation edges. Not readable yet."""
+        manifest = artifact.manifest
+        with self._write() as tx:
+            if self._lock_clock(tx, tenant, artifact.subject) is None:
+                raise NotFound(f"no subject {artifact.subject!r}", field="subject")
+            now = utc_now()
+            tx.execute(
+                f"INSERT INTO artifacts (tenant, {ARTIFACT_COLUMNS}, status_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    tenant,
+                    artifact.id,
+                    artifact.subject,
+                    str(artifact.status),
+                    artifact.reason,
+                    dumps(manifest.to_json()),
+                    dumps(artifact.output.to_json()) if artifact.output else None,
+                    dumps(artifact.gate.to_json()),
+                    now,
+                    now,
+                ),
+            )
+            parents = list(manifest.input_ids)
+            if manifest.derived_from_artifact:
+                parents.append(manifest.derived_from_artifact)
+            tx.executemany(
+                "INSERT INTO derivation (tenant, subject, parent, child) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
+                [(tenant, artifact.subject, parent, artifact.id) for parent in parents],
+            )
+
+    def switch(self, tenant: str, artifact_id: str) -> SwitchResult:
+        """Step 8: publish a candidate through the three-way CAS on the alias, or say why not."""
+        with self._read() as tx:
+            row = tx.one(
+                "SELECT subject FROM artifacts WHERE tenant = ? AND id = ?", (tenant, artifact_id)
+            )
+        if row is None:
+            raise NotFound(f"no artifact {artifact_id!r}", field="artifact")
+        subject = str(row[0])
+        with self._write() as tx:
+            switch_no = tx.one(
+                "UPDATE clocks SET switches = switches + 1 WHERE tenant = ? AND subject = ?"
+                " RETURNING epoch, switches",
+                (tenant, subject),
+            )
+            epoch, switch_no = int(switch_no[0]), int(switch_no[1])
+            artifact = SqlReader(tx, tenant).artifact(artifact_id, subject)
+            assert artifact is not None
+            refusal = self._refusal(tx, tenant, artifact, epoch)
+            if refusal is None:
+                refusal = self._compare_and_swap(tx, tenant, artifact)
+            alias = SqlReader(tx, tenant).alias(subject)
+            if refusal is not None:
+                reason, detail = refusal
+                if artifact.status is ArtifactStatus.CANDIDATE:
+                    self._set_status(
+                        tx, tenant, artifact, ArtifactStatus.FAILED, f"{reason}: {detail}"
+                    )
+                return SwitchResult(False, artifact_id, reason, detail, alias)
+            previous = artifact.manifest.expected_alias.artifact_id
+            tx.execute(
+                "UPDATE artifacts SET status = 'superseded', status_at = ?"
+                " WHERE tenant = ? AND subject = ? AND id = ? AND status = 'published'",
+                (utc_now(), tenant, subject, previous),
+            )
+            self._set_status(tx, tenant, artifact, ArtifactStatus.PUBLISHED, None)
+            tx.execute(
+                "INSERT INTO alias_history (tenant, subject, switch_no, artifact_id, source_epoch,"
+                " covers_through, switched_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    tenant,
+                    subject,
+                    switch_no,
+                    artifact_id,
+                    alias.source_epoch,
+                    alias.covers_through,
+                    utc_now(),
+                ),
+            )
+            return SwitchResult(True, artifact_id, None, "", alias)
+
+    def _refusal(
+        self, tx: Tx, tenant: str, artifact: Artifact, epoch: int
+    ) -> tuple[SwitchFailure, str] | None:
+        """Re-validate under the lock: status, epoch, every input, the conflict set."""
+        manifest = artifact.manifest
+        if artifact.status not in (ArtifactStatus.CANDIDATE, ArtifactStatus.STALE):
+            return SwitchFailure.NOT_A_CANDIDATE, f"artifact is {artifact.status}"
+        if epoch != manifest.input_epoch:
+            return SwitchFailure.EPOCH_CHANGED, (
+                f"epoch is {epoch}, inputs were read at {manifest.input_epoch}"
+            )
+        if artifact.status is ArtifactStatus.STALE:
+            return SwitchFailure.INPUT_INVALIDATED, f"artifact went stale: {artifact.reason}"
+        subject = artifact.subject
+        events, state = self._events_and_state(tx, tenant, subject, manifest.input_ids)
+        for input_id in manifest.input_ids:
+            if input_id not in events or input_id in state.invalid:
+                why = state.invalid.get(input_id, "missing")
+                return SwitchFailure.INPUT_INVALIDATED, f"input {input_id} is {why}"
+        # The manifest's inputRoot fixes every input hash; recompute it from what is stored.
+        if input_root((e.id, e.hash) for e in events.values()) != manifest.input_root:
+            return SwitchFailure.INPUT_INVALIDATED, "an input's hash differs from the manifest's"
+        unresolved = sorted(c.id for c in state.unresolved if c.a in events and c.b in events)
+        if unresolved != sorted(manifest.expected_conflicts):
+            return SwitchFailure.NEW_CONFLICT, f"unresolved conflicts are now {unresolved}"
+        return None
+
+    def _compare_and_swap(
+        self, tx: Tx, tenant: str, artifact: Artifact
+    ) -> tuple[SwitchFailure, str] | None:
+        """The seed's CAS on all three of parent, epoch and coverage, coverage monotone (I6)."""
+        m = artifact.manifest
+        expected = m.expected_alias
+        swapped = tx.count(
+            "UPDATE aliases SET artifact_id = ?, source_epoch = ?, covers_through = ?,"
+            " bypassed = ? WHERE tenant = ? AND subject = ? AND artifact_id = ?"
+            " AND source_epoch = ? AND covers_through = ? AND ? >= covers_through",
+            (
+                artifact.id,
+                m.input_epoch,
+                m.new_covers_through,
+                False,
+                tenant,
+                artifact.subject,
+                expected.artifact_id,
+                expected.source_epoch,
+                expected.covers_through,
+                m.new_covers_through,
+            ),
+        )
+        if swapped == 1:
+            return None
+        current = SqlReader(tx, tenant).alias(artifact.subject)
+        if (current.artifact_id, current.source_epoch, current.covers_through) != (
+            expected.artifact_id,
+            expected.source_epoch,
+            expected.covers_through,
+        ):
+            return SwitchFailure.ALIAS_MOVED, (
+                f"alias is ({current.artifact_id or '-'}, {current.source_epoch},"
+                f" {current.covers_through}), expected ({expected.artifact_id or '-'},"
+                f" {expected.source_epoch}, {expected.covers_through})"
+            )
+        return SwitchFailure.COVERAGE_REGRESSION, (
+            f"covers_through {current.covers_through} > {m.new_covers_through}"
+        )
+
+    @staticmethod
+    def _set_status(
+        tx: Tx, tenant: str, artifact: Artifact, status: ArtifactStatus, reason: str | None
+    ) -> None:
+        tx.execute(
+            "UPDATE artifacts SET status = ?, reason = ?, status_at = ?"
+            " WHERE tenant = ? AND subject = ? AND id = ?",
+            (str(status), reason, utc_now(), tenant, artifact.subject, artifact.id),
+        )

@@ -93,9 +93,9 @@ def test_unknown_ids_and_usage_errors_exit_2(
 ) -> None:
     code, _ = run(db_url, "revoke", "missing")
     assert code == 2 and "missing" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as exit_:
-        main(["trust", "m-1", "--level", "god", "--db", db_url])
-    assert exit_.value.code == 2
+    assert main(["trust", "m-1", "--level", "god", "--db", db_url]) == 2
+    err = capsys.readouterr().err
+    assert "--level" in err and err.count("\n") == 1
 
 
 def test_duplicate_id_with_other_content_exits_2(db_url: str, tmp_path: Path) -> None:
@@ -146,3 +146,27 @@ def test_values_json_or_the_contract_cannot_carry_exit_2_with_the_line(
     if field:
         assert field in err
     assert run(db_url, "recall", "user-7")[1]["events"] == []
+
+
+@pytest.mark.parametrize("position", ["before", "after"])
+def test_global_options_before_or_after_the_subcommand(
+    db_url: str, tmp_path: Path, position: str
+) -> None:
+    path = write_jsonl(tmp_path / "e.jsonl", EVENTS)
+    options = ["--db", db_url, "--tenant", "acme", "--json"]
+    out = io.StringIO()
+    argv = [*options, "add", path] if position == "before" else ["add", path, *options]
+    assert main(argv, stdout=out) == 0
+    assert json.loads(out.getvalue())["appended"] == 3
+    out = io.StringIO()
+    argv = [*options, "recall", "user-7"] if position == "before" else ["recall", "user-7", *options]
+    assert main(argv, stdout=out) == 0
+    assert [e["id"] for e in json.loads(out.getvalue())["events"]] == ["m-1", "m-2", "m-3"]
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    from memlineage.cli import root
+
+    for name, cmd in root.commands.items():
+        assert main([name, "--help"]) == 0, name
+        assert (cmd.epilog or "").startswith("Example: memlineage "), name

@@ -1,0 +1,128 @@
+"""Raw-layer commands: add, revoke, trust, conflict, resolve, and extract (no store)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .. import extract
+from ..errors import BadInput
+from ..ingest import parse_jsonl, utc_now
+from ..model import TRUST_LEVELS, Event
+from ..store.protocol import OpResult
+from .app import Report, command, memory
+
+
+def read_lines(path: str) -> list[str]:
+    """The lines of a JSONL file or of stdin (``-``)."""
+    if path == "-":
+        return sys.stdin.read().splitlines()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().splitlines()
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror}", field="file") from exc
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{path} is not UTF-8: {exc.reason}", field="file") from exc
+
+
+def op_doc(result: OpResult) -> dict[str, Any]:
+    return {
+        "subject": result.subject,
+        "epoch": result.epoch,
+        "changed": result.changed,
+        "conflict_id": result.conflict_id,
+        "stale": list(result.stale),
+    }
+
+
+def op_text(verb: str, result: OpResult) -> str:
+    text = f"{verb} in {result.subject}: epoch {result.epoch}"
+    if not result.changed:
+        text = f"nothing to do: {verb} already in effect in {result.subject}"
+    if result.stale:
+        text += f"; stale: {', '.join(result.stale)}"
+    return text
+
+
+FILE = click.argument("file", default="-", required=False)
+
+
+@command("add", "memlineage add events.jsonl   (or: cat events.jsonl | memlineage add -)")
+@FILE
+def add(file: str) -> Report:
+    """Append events, one JSON object a line (id, subject and text required)."""
+    events = parse_jsonl(read_lines(file))  # all lines validated before any write
+    with memory() as mem:
+        appended = mem.add(events)
+    created = sum(a.created for a in appended)
+    doc = {
+        "appended": created,
+        "existing": len(appended) - created,
+        "events": [a.__dict__ for a in appended],
+    }
+    return Report(doc, f"appended {created} event(s), {len(appended) - created} already stored")
+
+
+@command("revoke", "memlineage revoke m-2 --reason 'user withdrew it'")
+@click.argument("event_id", metavar="ID")
+@click.option("--reason", help="why, kept with the operation")
+def revoke(event_id: str, reason: str | None) -> Report:
+    """Revoke (undo) an event; every summary derived from it goes stale at once."""
+    with memory() as mem:
+        result = mem.revoke(event_id, reason=reason)
+    return Report(op_doc(result), op_text(f"revoked {event_id}", result))
+
+
+@command("trust", "memlineage trust m-4 --level tool --taint web")
+@click.argument("event_id", metavar="ID")
+@click.option("--level", type=click.Choice(TRUST_LEVELS), help="the event's trust level")
+@click.option("--taint", multiple=True, help="a taint label (repeatable)")
+@click.option("--clear-taint", is_flag=True, help="remove every taint label")
+def trust(event_id: str, level: str | None, taint: tuple[str, ...], clear_taint: bool) -> Report:
+    """Change an event's trust level or taint labels."""
+    labels: list[str] | None = [] if clear_taint else (list(taint) or None)
+    with memory() as mem:
+        result = mem.trust(event_id, level=level, taint=labels)
+    return Report(op_doc(result), op_text(f"trust of {event_id} changed", result))
+
+
+@command("conflict", "memlineage conflict m-3 m-4 --key preference:music")
+@click.argument("a")
+@click.argument("b")
+@click.option("--key", help="what the two events disagree about")
+def conflict(a: str, b: str, key: str | None) -> Report:
+    """Declare that two events of one subject contradict each other."""
+    with memory() as mem:
+        result = mem.conflict(a, b, key=key)
+    verb = "declared" if result.changed else "already declared:"
+    return Report(op_doc(result), f"{verb} {result.conflict_id}")
+
+
+@command("resolve", "memlineage resolve conflict:user-7:000001 --winner m-4")
+@click.argument("conflict_id", metavar="CONFLICT")
+@click.option("--winner", required=True, help="the event that stays valid")
+def resolve(conflict_id: str, winner: str) -> Report:
+    """Resolve a conflict for one side; the other side becomes invalid."""
+    with memory() as mem:
+        result = mem.resolve(conflict_id, winner=winner)
+    return Report(op_doc(result), op_text(f"resolved {conflict_id} for {winner}", result))
+
+
+@command("extract", "memlineage extract events.jsonl --json")
+@FILE
+def extract_items(file: str) -> Report:
+    """Print the must-preserve items of events (nothing is stored)."""
+    parsed = parse_jsonl(read_lines(file))
+    now = utc_now()
+    events = [Event.stored(e, seq, now) for seq, e in enumerate(parsed, start=1)]
+    items = extract.extract_items(events)
+    doc = {"items": [i.to_json() for i in items]}
+    text = "\n".join(
+        f"{i.source}  {i.kind:<11} {i.key} = {i.value}{' ' + i.unit if i.unit else ''}"
+        f"{'' if i.polarity else '  (negated)'}"
+        for i in items
+    )
+    return Report(doc, text or "no must-preserve items")

@@ -159,7 +159,9 @@ def test_global_options_before_or_after_the_subcommand(
     assert main(argv, stdout=out) == 0
     assert json.loads(out.getvalue())["appended"] == 3
     out = io.StringIO()
-    argv = [*options, "recall", "user-7"] if position == "before" else ["recall", "user-7", *options]
+    argv = (
+        [*options, "recall", "user-7"] if position == "before" else ["recall", "user-7", *options]
+    )
     assert main(argv, stdout=out) == 0
     assert [e["id"] for e in json.loads(out.getvalue())["events"]] == ["m-1", "m-2", "m-3"]
 

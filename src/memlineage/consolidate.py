@@ -109,8 +109,12 @@ def prepare(
             raise NotFound(f"no events for subject {subject!r}", field="subject")
         events = reader.events(subject, through=head.clock.high_water)
         ops = reader.operations(subject)
-    # Only a fresh published summary is handed to the generator; a stale one is not read.
+    # Only a fresh published summary built under the same budget is handed to the
+    # generator (selector v2, incremental); a stale one is not read, and another
+    # budget means another choice of what is cold: a full rebuild.
     parent = head.artifact if why_not_summary(head) is None else None
+    if parent is not None and parent.manifest.budget != budget:
+        parent = None
     parent_coverage = head.alias.covers_through if parent else 0
     selection = select(events, ops, head.clock.high_water, store.policy, parent_coverage)
     items = extract.extract_items(selection.events, selection.conflicts)

@@ -79,7 +79,7 @@ class DeterministicGenerator:
         unresolved = sorted((c for c in request.conflicts if not c.resolved), key=lambda c: c.id)
         parent = _usable_parent(request, unresolved)
         new_events = request.events
-        builder = _Builder(unresolved, set(request.open_items))
+        builder = _Builder(unresolved, set(request.open_items), hot_events(request))
         if parent is not None:
             builder.seed(parent, {e.id for e in request.events})
             new_events = tuple(e for e in request.events if e.seq > request.parent_covers_through)
@@ -107,6 +107,20 @@ class DeterministicGenerator:
             "cold": [e.id for e in request.events if e.id not in cited],
             "statements": [s.to_json() for s in statements],
         }
+
+
+def hot_events(request: GenerationRequest) -> set[str]:
+    """Events kept whole whatever the budget: with a must-preserve item, an open item,
+    a side of an unresolved conflict, or of an explicit kind (constraint, preference,
+    decision, task, fact). A sentence next to a value stays next to it ("I'm vegan.
+    I walk about 8,000 steps a day.")."""
+    hot = {item.source for item in request.items}
+    hot.update(request.open_items)
+    for conflict in request.conflicts:
+        if not conflict.resolved:
+            hot.update((conflict.a, conflict.b))
+    hot.update(e.id for e in request.events if e.kind in HOT_KINDS)
+    return hot
 
 
 def _usable_parent(request: GenerationRequest, unresolved: Sequence[Conflict]) -> Output | None:
@@ -151,6 +165,8 @@ class _StatementDraft:
 class _Builder:
     unresolved: Sequence[Conflict]
     open_ids: set[str]
+    # events whose every sentence is kept whatever the budget (see hot_events)
+    hot_events: set[str]
     side_of: dict[str, str] = field(default_factory=dict)
     conflict_sides: dict[str, tuple[str, str]] = field(default_factory=dict)
     claim_drafts: dict[Identity, _ClaimDraft] = field(default_factory=dict)
@@ -187,8 +203,7 @@ class _Builder:
             signature = frozenset(
                 i for key in statement.claims for i in identities.get((sources[0], key), ())
             )
-            hot = bool(statement.claims) or statement.contested is not None
-            hot = hot or statement.kind in HOT_KINDS or any(s in self.open_ids for s in sources)
+            hot = any(s in self.hot_events for s in sources)
             self._state(
                 statement.text,
                 sources,
@@ -255,7 +270,7 @@ class _Builder:
         placed = _place(event, items, sentences)
         contested = self.side_of.get(event.id)
         keep_whatever = event.id in self.open_ids or contested is not None
-        event_hot = keep_whatever or event.kind in HOT_KINDS
+        hot = event.id in self.hot_events
         for index, sentence in enumerate(sentences):
             own = placed[index]
             identities = [self._add_item(item, item.clause or sentence) for item in own]
@@ -263,7 +278,6 @@ class _Builder:
                 continue  # a greeting: never a statement
             keys = dict.fromkeys(item.key for item in own)
             kind = event.kind or _sentence_kind(own, event.id in self.open_ids)
-            hot = event_hot or bool(own)
             self._state(
                 sentence,
                 [event.id],

@@ -16,6 +16,7 @@ every sentence a reader sees traces to raw events. Same statements, same text.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -105,15 +106,19 @@ def shown_date(at: str | None) -> str | None:
     """The local calendar date of ``at`` as written (its own UTC offset), or None."""
     if not at:
         return None
-    instant = _instant(at)
+    instant = at_instant(at)
     if instant is None:
         return None
     return at[:10] if len(at) >= 10 and at[4] == "-" else instant.date().isoformat()
 
 
-def _instant(at: str | None) -> datetime | None:
-    if not at:
-        return None
+def at_instant(at: str | None) -> datetime | None:
+    """``at`` as an aware instant (naive = UTC), or None when absent or unreadable."""
+    return _parsed(at) if at else None
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a stream repeats its timestamps; parsing is slow
+def _parsed(at: str) -> datetime | None:
     try:
         parsed = isoparse(at)
     except (ValueError, OverflowError):
@@ -125,7 +130,7 @@ def _newest_first(statements: Sequence[Statement], indexes: list[int]) -> list[i
     """Newest source time first; undated last; ties keep the statements' order."""
 
     def key(index: int) -> tuple[bool, float, int]:
-        instant = _instant(statements[index].at)
+        instant = at_instant(statements[index].at)
         return (instant is None, -instant.timestamp() if instant else 0.0, index)
 
     return sorted(indexes, key=key)

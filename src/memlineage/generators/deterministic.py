@@ -31,12 +31,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from dateutil.parser import isoparse
-
 from ..extract import event_items, split_sentences
 from ..gate import CONFLICT_KIND
 from ..model import Claim, Conflict, Event, Item, Output, Statement
-from ..render import render_lines, render_summary
+from ..render import at_instant, render_lines, render_summary
 from ..tokens import Tokenizer, default_tokenizer
 from ..values import Canonical, canonical
 from .base import GenerationRequest
@@ -303,7 +301,7 @@ class _Builder:
         hot: bool,
     ) -> None:
         merge_key = (text, project, contested, signature)
-        instant = _instant(at)
+        instant = at_instant(at)
         draft = self.drafts.get(merge_key)
         if draft is None:
             draft = _StatementDraft(text, {}, {}, at, instant, project, contested, kind, hot)
@@ -387,16 +385,6 @@ def _small_talk(sentence: str) -> bool:
     return all(word in _SMALL_TALK for word in words) and not any(ch.isdigit() for ch in sentence)
 
 
-def _instant(at: str | None) -> datetime | None:
-    if not at:
-        return None
-    try:
-        parsed = isoparse(at)
-    except (ValueError, OverflowError):
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 # ---------------------------------------------------------------------------
 # the token budget
 
@@ -420,8 +408,8 @@ def _fit(
     narrative = sorted(
         (n for n in range(len(statements)) if n not in hot),
         key=lambda n: (
-            _instant(statements[n].at) is not None,
-            _instant(statements[n].at) or datetime.min.replace(tzinfo=UTC),
+            at_instant(statements[n].at) is not None,
+            at_instant(statements[n].at) or datetime.min.replace(tzinfo=UTC),
             n,
         ),
     )

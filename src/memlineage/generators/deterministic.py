@@ -268,6 +268,8 @@ class _Builder:
         placed = _place(event, items, sentences)
         contested = self.side_of.get(event.id)
         keep_whatever = event.id in self.open_ids or contested is not None
+        # one kind per event, so its sentences are rendered together, in their order
+        kind = event.kind or _event_kind(items, event.id in self.open_ids)
         hot = event.id in self.hot_events
         for index, sentence in enumerate(sentences):
             own = placed[index]
@@ -275,7 +277,6 @@ class _Builder:
             if not own and not keep_whatever and _small_talk(sentence):
                 continue  # a greeting: never a statement
             keys = dict.fromkeys(item.key for item in own)
-            kind = event.kind or _sentence_kind(own, event.id in self.open_ids)
             self._state(
                 sentence,
                 [event.id],
@@ -370,7 +371,7 @@ def _sentence_of_clause(clause: str, sentences: Sequence[str]) -> int | None:
     return None
 
 
-def _sentence_kind(items: Sequence[Item], open_item: bool) -> str:
+def _event_kind(items: Sequence[Item], open_item: bool) -> str:
     kinds = {item.kind for item in items}
     for kind in _CLAUSE_KIND_ORDER:
         if kind in kinds:

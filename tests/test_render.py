@@ -9,6 +9,7 @@ conflict sets of a full rebuild.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import given, settings
@@ -46,20 +47,45 @@ def test_layout_groups_by_project_then_kind_newest_first() -> None:
         "- [c-1] [hq] My office is in Seville. (2026-02-01)",
         "- [c-1] My office is in Madrid. (2026-01-10)",
         "Constraints:",
-        "- Never deploy on Fridays. (2026-01-01)",
+        "2026-01-01:",
+        "- Never deploy on Fridays.",
         "Preferences:",
-        "- I hate opera now. (2026-01-09)",
-        "- I love opera. (2025-05-01)",
+        "2026-01-09:",
+        "- I hate opera now.",
+        "2025-05-01:",
+        "- I love opera.",
         "Other:",
+        "undated:",
         "- We went hiking.",
         "[orion] Preferences:",
-        "- Use tabs. (2026-01-02)",
+        "2026-01-02:",
+        "- Use tabs.",
+    ]
+
+
+def test_one_day_line_for_the_statements_of_a_day() -> None:
+    statements = [
+        st_("I'm vegan.", "2026-01-05T09:00:00Z", kind="fact"),
+        st_("I walk about 8,000 steps a day.", "2026-01-05T09:00:00Z", kind="fact"),
+        st_("I moved to Lyon.", "2026-01-05T21:00:00Z", kind="fact"),
+        st_("I ran 5 km.", None, kind="fact"),
+    ]
+    assert render_summary(statements).splitlines() == [
+        "Facts:",
+        "2026-01-05:",
+        "- I moved to Lyon.",
+        "- I'm vegan.",
+        "- I walk about 8,000 steps a day.",
+        "undated:",
+        "- I ran 5 km.",
     ]
 
 
 def test_the_date_shown_is_the_local_day_of_at() -> None:
     late = st_("Call me tomorrow.", "2026-01-07T23:00:00-07:00", kind="task")
-    assert render_summary([late]).splitlines()[1] == "- Call me tomorrow. (2026-01-07)"
+    assert render_summary([late]).splitlines()[1] == "2026-01-07:"
+    contested = replace(late, contested="c-1")
+    assert render_summary([contested]).splitlines()[1] == "- [c-1] Call me tomorrow. (2026-01-07)"
 
 
 def test_no_statements_render_nothing() -> None:

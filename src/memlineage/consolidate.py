@@ -87,7 +87,7 @@ def new_artifact_id(subject: str, covers_through: int) -> str:
 
 
 #: the token budget of a rendered summary when neither the call nor the tenant sets one
-DEFAULT_BUDGET = 2000
+DEFAULT_BUDGET = 500
 
 
 def prepare(

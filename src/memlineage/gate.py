@@ -390,9 +390,9 @@ class _Carried:
         for item in items:
             if item.kind == CONFLICT_KIND:
                 continue
-            values = self.item_values.setdefault(item.source, [])
+            own = self.item_values.setdefault(item.source, [])
             if item.kind in _STATEMENT_VALUE_KINDS:
-                values.append(canonical(item.value, item.unit))
+                own.append(canonical(item.value, item.unit))
 
     def says_sentence(self, event: Event, text: str) -> bool:
         """``text`` is one of the event's sentences exactly, and all its values are carried.

@@ -23,7 +23,7 @@ from memlineage.model import Conflict, Event, Output, Statement
 from memlineage.parse import parse_output
 from memlineage.render import CONTESTED_HEADER, render_lines, render_summary
 from memlineage.values import canonical
-from test_deterministic_generator import SETTINGS, batches
+from test_deterministic_generator import SETTINGS, batches, events_
 
 PROPERTIES = settings(SETTINGS, max_examples=75)
 
@@ -205,3 +205,28 @@ def test_incremental_runs_of_any_size_keep_the_must_preserve_and_conflict_sets(
         parent, covered = output, upto
     assert parent is not None
     assert _must_preserve(parent) == _must_preserve(full)
+
+
+def _restricted(output: Output, own: set[str]) -> tuple[set[Any], set[str]]:
+    claims = {
+        (c.key, canonical(c.value, c.unit), c.polarity, frozenset(set(c.derived_from) & own))
+        for c in output.claims
+        if set(c.derived_from) & own
+    }
+    return claims, set(output.unresolved_conflicts)
+
+
+@PROPERTIES
+@given(batches(), events_(prefix="z", size=4), st.randoms(use_true_random=False))
+def test_unrelated_events_leave_the_must_preserve_and_conflict_sets_alone(
+    batch: tuple[tuple[Event, ...], tuple[Conflict, ...]],
+    unrelated: tuple[Event, ...],
+    random: Any,
+) -> None:
+    events, conflicts = batch
+    own = {e.id for e in events}
+    alone = generated(events, conflicts)
+    mixed = list(events + unrelated)
+    random.shuffle(mixed)
+    together = generated(tuple(mixed), conflicts)
+    assert _restricted(together, own) == _restricted(alone, own)

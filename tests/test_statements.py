@@ -206,7 +206,9 @@ def test_budget_per_call_and_tenant_default(db_url: str) -> None:
         first = memory.consolidate("user-7")
         assert first.artifact.manifest.budget == 5
         assert first.artifact.output is not None and first.artifact.output.cold == ("a",)
-        roomy = memory.consolidate("user-7", force=True, budget=1000)
+        assert memory.consolidate("user-7").up_to_date  # same budget: nothing to do
+        roomy = memory.consolidate("user-7", budget=1000)  # another budget: a new summary
+        assert roomy.switched
         assert roomy.artifact.manifest.budget == 1000
         assert roomy.artifact.output is not None and roomy.artifact.output.cold == ()
         assert roomy.artifact.manifest.over_budget is False

@@ -195,13 +195,19 @@ def consolidate(
 ) -> Consolidation:
     """Steps 1–8 under release mode ``auto``: switch as soon as the gate passes.
 
-    A subject whose fresh summary already covers every event is left alone
-    (``up_to_date``) unless ``force`` asks for a new artifact anyway.
+    A subject whose fresh summary already covers every event under the same
+    budget is left alone (``up_to_date``) unless ``force`` asks for a new
+    artifact anyway; another budget builds a new one.
     """
     if not force:
         with store.reader(tenant) as reader:
             head = reader.head(subject)
-        if head is not None and head.artifact is not None and _covers_everything(head):
+        if (
+            head is not None
+            and head.artifact is not None
+            and _covers_everything(head)
+            and head.artifact.manifest.budget == budget
+        ):
             return Consolidation(head.artifact, None, up_to_date=True)
     artifact = prepare(store, tenant, subject, generator, budget=budget)
     return Consolidation(artifact, publish(store, tenant, artifact))

@@ -408,6 +408,7 @@ class _Carried:
             values = self.item_values.get(event.id, [])
             self.verified[event.id] = all(self.carries(event.id, v) for v in values)
         return self.verified[event.id]
+
     def carries(self, source: str, canon: Canonical) -> bool:
         if canon in self.shallow.get(source, ()):
             return True

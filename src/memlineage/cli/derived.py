@@ -31,7 +31,7 @@ def consolidate(subject: str, force: bool, budget: int | None) -> Report:
 @click.argument("subject")
 def recall(subject: str) -> Report:
     """What an agent should know about a subject: a fresh summary plus the raw tail, or raw."""
-    with memory() as mem:
+    with memory(create=False) as mem:
         recalled = mem.recall(subject)
     if recalled.mode == "summary":
         lines = [
@@ -52,7 +52,7 @@ def recall(subject: str) -> Report:
 @click.argument("subject", required=False)
 def artifacts(subject: str | None) -> Report:
     """List summary artifacts and their status."""
-    with memory() as mem:
+    with memory(create=False) as mem:
         found = mem.artifacts(subject)
     doc = [
         {

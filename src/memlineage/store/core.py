@@ -51,7 +51,8 @@ class StoreCore(abc.ABC):
     def close(self) -> None: ...
 
     @abc.abstractmethod
-    def _has_table(self, tx: Tx, name: str) -> bool: ...
+    def _table_names(self, tx: Tx) -> set[str]:
+        """The tables that memlineage's schema would be created among."""
 
     # -- reads --
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import workers
+from conftest import require_postgres
 from memlineage import Memory
 from memlineage.cli import main
 from memlineage.errors import BadInput, NotFound, StoreError
@@ -390,3 +391,89 @@ def test_open_store_create_false_opens_an_existing_database(db_url: str) -> None
         memory.add([ev("a1", "x")])
     with Memory(db_url, tenant="acme", create=False) as memory:
         assert [e.id for e in memory.recall("user-7").events] == ["a1"]
+
+
+# -- 5. PostgreSQL connection errors: fast, one line, no secret (defect 8) --
+
+MAIN = "import sys; from memlineage.cli import main; sys.exit(main())"
+
+
+def run_cli_process(*argv: str) -> tuple[int, str, float]:
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-c", MAIN, *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")},
+    )
+    return proc.returncode, proc.stderr, time.monotonic() - started
+
+
+@pytest.mark.parametrize(
+    ("url", "cause"),
+    [
+        ("postgresql://postgres:s3cret@127.0.0.1:1/test?password=s3cret", "Connection refused"),
+        ("postgresql://postgres:s3cret@127.0.0.1:5432/no_such_db?password=s3cret", "does not exist"),
+    ],
+    ids=["refused-port", "unknown-database"],
+)
+def test_a_connection_error_is_one_fast_line_without_secrets(url: str, cause: str) -> None:
+    require_postgres()
+    code, err, seconds = run_cli_process("recall", "user-7", "--db", url)
+    assert code == 2 and err.count("\n") == 1 and cause in err
+    assert "s3cret" not in err and "***" in err
+    assert seconds < 10
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://ann:p%40ss@db.example:5432/mem",
+        "postgresql://ann@db.example/mem?password=p%40ss&sslmode=require",
+        "postgresql://ann:p%40ss@db.example/mem?sslpassword=p%40ss",
+        "postgres://ann:p@ss@db.example/mem",
+    ],
+)
+def test_every_form_of_secret_is_redacted(url: str) -> None:
+    from memlineage.store.postgres import redact, scrub, secrets_of
+
+    shown = redact(url)
+    assert "p%40ss" not in shown and "p@ss" not in shown and "***" in shown
+    assert "db.example" in shown and "ann" in shown
+    message = f"could not connect with {url} (password p@ss)"
+    assert "p@ss" not in scrub(message, secrets_of(url))
+    assert "p%40ss" not in scrub(message, secrets_of(url))
+
+
+def test_the_store_shows_only_the_redacted_url(pg_url: str) -> None:
+    from memlineage.store.postgres import PostgresStore
+
+    url = pg_url.replace("postgres@", "postgres:unused@") + "&password=unused"
+    store = PostgresStore(url)  # trust authentication ignores the password
+    try:
+        assert "unused" not in store.url and "unused" not in repr(store)
+    finally:
+        store.close()
+
+
+def test_the_pool_timeouts_are_configurable(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memlineage.store.postgres import PostgresStore
+
+    store = PostgresStore(pg_url, pool_timeout=1.5, connect_timeout=2)
+    try:
+        assert store.pool.timeout == 1.5 and store.connect_timeout == 2
+    finally:
+        store.close()
+    monkeypatch.setenv("MEMLINEAGE_PG_POOL_TIMEOUT", "4")
+    monkeypatch.setenv("MEMLINEAGE_PG_CONNECT_TIMEOUT", "3")
+    store = PostgresStore(pg_url)
+    try:
+        assert store.pool.timeout == 4 and store.connect_timeout == 3
+    finally:
+        store.close()
+    monkeypatch.setenv("MEMLINEAGE_PG_POOL_TIMEOUT", "soon")
+    with pytest.raises(StoreError, match="MEMLINEAGE_PG_POOL_TIMEOUT"):
+        PostgresStore(pg_url)

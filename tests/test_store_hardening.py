@@ -414,7 +414,10 @@ def run_cli_process(*argv: str) -> tuple[int, str, float]:
     ("url", "cause"),
     [
         ("postgresql://postgres:s3cret@127.0.0.1:1/test?password=s3cret", "Connection refused"),
-        ("postgresql://postgres:s3cret@127.0.0.1:5432/no_such_db?password=s3cret", "does not exist"),
+        (
+            "postgresql://postgres:s3cret@127.0.0.1:5432/no_such_db?password=s3cret",
+            "does not exist",
+        ),
     ],
     ids=["refused-port", "unknown-database"],
 )
@@ -457,9 +460,7 @@ def test_the_store_shows_only_the_redacted_url(pg_url: str) -> None:
         store.close()
 
 
-def test_the_pool_timeouts_are_configurable(
-    pg_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_pool_timeouts_are_configurable(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from memlineage.store.postgres import PostgresStore
 
     store = PostgresStore(pg_url, pool_timeout=1.5, connect_timeout=2)

@@ -61,10 +61,7 @@ class AppendMixin(StoreCore):
             stored = self.stored_events(tx, tenant, sorted(wanted))
             plan = _plan(tenant, events, clocks, stored, where)
             if plan.rows:
-                tx.executemany(
-                    f"INSERT INTO events (tenant, {EVENT_COLUMNS}) VALUES (?, {marks(13)})",
-                    plan.rows,
-                )
+                tx.insert_rows("events", f"tenant, {EVENT_COLUMNS}", plan.rows)
             moved = [
                 (h, tenant, s) for s, h in plan.high_water.items() if h != clocks[s].high_water
             ]
@@ -138,6 +135,12 @@ def name_too_long(name: str) -> bool:
 
 
 def _field_with_nul(event: NewEvent) -> str | None:
+    optional = (event.at, event.kind, event.project, event.supersedes)
+    joined = "".join(
+        (event.id, event.subject, event.text, event.trust, *(o for o in optional if o))
+    )
+    if NUL not in joined and not event.taint and not event.facts:  # the common case, fast
+        return None
     for name in ("id", "subject", "text", "at", "kind", "project", "trust", "supersedes"):
         value = getattr(event, name)
         if value is not None and NUL in value:

@@ -30,6 +30,8 @@ def main() -> int:
                 "1000",
                 "--repeats",
                 "3",
+                "--append-events",
+                "10000",
             ]
         failed |= subprocess.call(args, cwd=HERE)
     return 1 if failed else 0

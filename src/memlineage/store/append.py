@@ -58,7 +58,7 @@ class AppendMixin(StoreCore):
         with self._write() as tx:
             clocks = {s: self._lock_or_create_clock(tx, tenant, s) for s in _subjects(events)}
             wanted = {e.id for e in events} | {e.supersedes for e in events if e.supersedes}
-            stored = self.stored_events(tx, tenant, sorted(wanted))
+            stored = self.stored_events(tx, tenant, list(wanted))
             plan = _plan(tenant, events, clocks, stored, where)
             if plan.rows:
                 tx.insert_rows("events", f"tenant, {EVENT_COLUMNS}", plan.rows)
@@ -120,7 +120,7 @@ def check_batch(events: Sequence[NewEvent], where: _Lines) -> None:
                 field="subject",
             )
         seen = first.setdefault(event.id, index)
-        if events[seen].content_hash != event.content_hash:
+        if seen != index and events[seen].content_hash != event.content_hash:
             raise DuplicateEventId(
                 f"event {event.id!r} appears on line {where(seen)} with other content",
                 line=where(index),
@@ -135,11 +135,12 @@ def name_too_long(name: str) -> bool:
 
 
 def _field_with_nul(event: NewEvent) -> str | None:
-    optional = (event.at, event.kind, event.project, event.supersedes)
-    joined = "".join(
-        (event.id, event.subject, event.text, event.trust, *(o for o in optional if o))
+    # One f-string of every plain field (None reads "None"): the common case, fast.
+    joined = (
+        f"{event.id}{event.subject}{event.text}{event.trust}"
+        f"{event.at}{event.kind}{event.project}{event.supersedes}"
     )
-    if NUL not in joined and not event.taint and not event.facts:  # the common case, fast
+    if NUL not in joined and not event.taint and not event.facts:
         return None
     for name in ("id", "subject", "text", "at", "kind", "project", "trust", "supersedes"):
         value = getattr(event, name)
@@ -200,7 +201,8 @@ def _plan(
 ) -> _Plan:
     """Seqs and rows for the batch, or the first refusal; nothing is written here."""
     plan = _Plan()
-    plan.high_water = {s: c.high_water for s, c in clocks.items()}
+    high_water = plan.high_water = {s: c.high_water for s, c in clocks.items()}
+    rows, out = plan.rows, plan.out
     known = dict(stored)
     now = utc_now()
     for index, event in enumerate(events):
@@ -214,13 +216,13 @@ def _plan(
                     line=where(index),
                     field="id",
                 )
-            plan.out.append(Appended(event.id, previous[0], previous[2], created=False))
+            out.append(Appended(event.id, previous[0], previous[2], created=False))
             continue
-        seq = plan.high_water[event.subject] + 1
-        plan.high_water[event.subject] = seq
-        known[event.id] = (event.subject, hash_, seq)
-        plan.rows.append(event_row(tenant, event, seq, hash_, now))
-        plan.out.append(Appended(event.id, event.subject, seq, created=True))
+        subject = event.subject
+        seq = high_water[subject] = high_water[subject] + 1
+        known[event.id] = (subject, hash_, seq)
+        rows.append(event_row(tenant, event, seq, hash_, now))
+        out.append(Appended(event.id, subject, seq, True))
         if event.supersedes is not None:
             plan.replaced.append((event.subject, event.supersedes, event.id))
     _check_targets(events, known, where)

@@ -367,7 +367,9 @@ def test_a_blank_taint_label_is_refused(db_url: str, tmp_path: Path, label: str)
 # -- 7. read commands never create a database --
 
 
-@pytest.mark.parametrize("command", [["recall", "user-7"], ["artifacts"]])
+@pytest.mark.parametrize(
+    "command", [["recall", "user-7"], ["artifacts"], ["consolidate", "user-7"]]
+)
 def test_read_commands_do_not_create_a_database(tmp_path: Path, command: list[str]) -> None:
     path = tmp_path / "typo.db"
     code, _, err = cli(str(path), *command)

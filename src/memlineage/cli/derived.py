@@ -18,7 +18,7 @@ from .app import Report, command, memory
 )
 def consolidate(subject: str, force: bool, budget: int | None) -> Report:
     """Run one consolidation of a subject: generate, gate, and switch when it passes."""
-    with memory() as mem:
+    with memory(create=False) as mem:  # nothing to consolidate in a database not there
         result = mem.consolidate(subject, force=force, budget=budget)
     doc = result.to_json()
     text = f"{doc['artifact_id']}: {doc['status']}, switched={doc['switched']}"

@@ -12,6 +12,7 @@ from .core import StoreCore
 from .protocol import Appended
 from .rows import EVENT_COLUMNS, event_row
 from .sql import Tx, chunks, marks
+from .triggers import queue_after_append
 
 
 class AppendMixin(StoreCore):
@@ -113,6 +114,7 @@ class AppendMixin(StoreCore):
                     "UPDATE clocks SET high_water = ? WHERE tenant = ? AND subject = ?",
                     (seq, tenant, subject),
                 )
+                queue_after_append(tx, self.now_sql, tenant, subject, seq)
             for old, new in replaced:
                 self._record_invalidation(
                     tx, tenant, subject, OpKind.REPLACE, old, other=new, invalidates=old

@@ -98,7 +98,7 @@ class JobReport:
 
 
 def load_generator(spec: str | None) -> Generator | None:
-    """``module:attr``: a generator instance, or a callable that returns one."""
+    """``module:attr``: a generator instance, or a class or callable that returns one."""
     if spec is None:
         return None
     module_name, _, attr = spec.partition(":")
@@ -108,7 +108,9 @@ def load_generator(spec: str | None) -> Generator | None:
         found = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise BadInput(f"cannot load {spec!r}: {exc}", field="generator") from exc
-    generator = found if hasattr(found, "generate") else found()
+    # An instance is used as it is; a class or a factory is called once per process.
+    is_instance = hasattr(found, "generate") and not isinstance(found, type)
+    generator = found if is_instance else found()
     if not hasattr(generator, "generate"):
         raise BadInput(f"{spec!r} is not a generator", field="generator")
     return generator  # type: ignore[no-any-return]

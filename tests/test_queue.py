@@ -302,3 +302,18 @@ def test_jobs_and_worker_on_the_command_line(memory: Memory, db_url: str) -> Non
     assert code == 0 and doc == []  # nothing is behind
     code, doc = cli(db_url, "worker", "--once", "--generator", "nowhere:nothing")
     assert code == 2
+    code, doc = cli(db_url, "worker", "--once", "--all-tenants", "--schedule", "60")
+    assert code == 2  # the schedule sweeps one tenant
+
+
+def test_a_worker_with_a_schedule_consolidates_what_no_trigger_queued(
+    memory: Memory, db_url: str
+) -> None:
+    memory.set_tail_threshold(0)
+    add_range(memory, 1, 3)
+    add_range(memory, 1, 2, subject="user-8")
+    assert memory.jobs() == []
+    code, doc = cli(db_url, "worker", "--once", "--schedule", "60")
+    assert code == 0 and doc["outcomes"] == {"published": 2}
+    assert {j.reason for j in memory.jobs()} == {"schedule"}
+    assert memory.recall("user-8").mode == "summary"

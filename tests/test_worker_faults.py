@@ -222,3 +222,27 @@ def test_a_second_sigterm_abandons_the_job_uncounted(queued: str) -> None:
     assert (after.state, after.attempts, after.lease_owner) == ("queued", 0, None)
     assert_nothing_recallable(queued)
     assert_next_run_publishes(queued, None)
+
+
+def test_sigterm_to_a_supervisor_reaches_every_worker_process(db_url: str) -> None:
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add(EVENTS)
+        memory.add([{**e, "id": f"u8-{e['id']}", "subject": "user-8"} for e in EVENTS])
+        memory.queue(["user-7", "user-8"])
+
+    def both_running() -> bool:
+        with Memory(db_url, tenant="acme") as memory:
+            return [j.state for j in memory.jobs()] == ["running", "running"]
+
+    proc = start_worker(
+        db_url, "--concurrency", "2", "--generator", "fault_generators:Sleepy", sleep=2
+    )
+    wait_for(both_running, "both worker processes to claim a job")
+    proc.send_signal(signal.SIGTERM)
+    code, lines = finish(proc)
+    assert code == 0
+    assert sorted((line["subject"], line["outcome"]) for line in lines) == [
+        ("user-7", "published"),
+        ("user-8", "published"),
+    ]
+    assert len({line["worker"] for line in lines}) == 2

@@ -13,6 +13,7 @@ to the queue (the attempt not counted) and the process exits.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import io
 import json
@@ -283,31 +284,39 @@ class Worker:
 
     # -- signals --
 
-    def install_signal_handlers(self) -> None:
-        """First SIGTERM/SIGINT: stop after the current job. Second: abandon it."""
+    def install_signal_handlers(self) -> dict[int, Any]:
+        """First SIGTERM/SIGINT: stop after the current job. Second: abandon it.
+
+        Returns the handlers it replaced."""
 
         def on_signal(_signum: int, _frame: FrameType | None) -> None:
             if self.stopping.is_set() and self.running is not None:
                 raise Abandon()
             self.stopping.set()
 
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
+        return _install({signal.SIGTERM: on_signal, signal.SIGINT: on_signal})
 
 
 def run_process(options: WorkerOptions, index: int = 0, results: Any = None) -> Counter[str]:
-    """One worker process: its own store, its own connections."""
+    """One worker process: its own store, its own connections.
+
+    Under a supervisor (``results`` given) it ignores SIGINT: Ctrl-C reaches the
+    whole process group, and the supervisor passes it on once, as SIGTERM.
+    """
     schedule = options.schedule if index == 0 else None  # one sweeper per `worker` command
-    worker_options = WorkerOptions(**{**options.__dict__, "schedule": schedule})
     store = open_store(options.url)
+    previous: dict[int, Any] = {}
     try:
-        worker = Worker(store, worker_options)
-        worker.install_signal_handlers()
+        worker = Worker(store, dataclasses.replace(options, schedule=schedule))
+        previous = worker.install_signal_handlers()
+        if results is not None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             outcomes = worker.run()
         except Abandon:
             outcomes = worker.outcomes
     finally:
+        _install(previous)
         store.close()
     if results is not None:
         results.put(dict(outcomes))
@@ -332,10 +341,10 @@ def run(options: WorkerOptions, concurrency: int = 1) -> Counter[str]:
         for i in range(concurrency)
     ]
 
-    def forward(signum: int, _frame: FrameType | None) -> None:
+    def forward(_signum: int, _frame: FrameType | None) -> None:
         for proc in procs:
             if proc.pid is not None and proc.is_alive():
-                os.kill(proc.pid, signum)
+                os.kill(proc.pid, signal.SIGTERM)
 
     previous = _install({signal.SIGTERM: forward, signal.SIGINT: forward})
     try:

@@ -117,6 +117,14 @@ def load_generator(spec: str | None) -> Generator | None:
     return generator  # type: ignore[no-any-return]
 
 
+def tenant_generator(store: Store, tenant: str) -> Generator:
+    """The generator a job uses when the worker was given none: the built-in one.
+
+    The one place to resolve a tenant's configured generator, which the
+    worker then runs under its timeout."""
+    return DeterministicGenerator()
+
+
 class TimeLimited:
     """A generator that raises :class:`GenerationTimeout` past ``seconds``.
 
@@ -170,8 +178,7 @@ class Worker:
         self.stopping = threading.Event()
         self.running: Job | None = None
         self.outcomes: Counter[str] = Counter()
-        inner = generator or load_generator(options.generator) or DeterministicGenerator()
-        self.generator: Generator = TimeLimited(inner, options.timeout)
+        self.generator = generator or load_generator(options.generator)
 
     # -- the loop --
 
@@ -179,14 +186,19 @@ class Worker:
         """Claim and run jobs until stopped (or, with ``once``, until none is due)."""
         next_sweep = time.monotonic()
         while not self.stopping.is_set():
-            if self.options.schedule is not None and time.monotonic() >= next_sweep:
-                assert self.options.tenant is not None
-                jobs.schedule(self.store, self.options.tenant)
-                next_sweep = time.monotonic() + self.options.schedule
-            if self.step() is None:
-                if self.options.once:
-                    break
-                self.stopping.wait(self.options.poll)
+            try:
+                if self.options.schedule is not None and time.monotonic() >= next_sweep:
+                    assert self.options.tenant is not None
+                    jobs.schedule(self.store, self.options.tenant)
+                    next_sweep = time.monotonic() + self.options.schedule
+                if self.step() is not None:
+                    continue
+            except Exception as exc:  # the database went away: log, wait, try again
+                self.outcomes["error"] += 1
+                self._write({"event": "error", "worker": self.name, "error": f"{exc!r}"})
+            if self.options.once:
+                break
+            self.stopping.wait(self.options.poll)
         return self.outcomes
 
     def step(self) -> JobReport | None:
@@ -206,8 +218,12 @@ class Worker:
         try:
             with self._heartbeat(job):
                 try:
+                    generator = TimeLimited(
+                        self.generator or tenant_generator(self.store, job.tenant),
+                        self.options.timeout,
+                    )
                     result = consolidation.consolidate(
-                        self.store, job.tenant, job.subject, self.generator, force=job.force
+                        self.store, job.tenant, job.subject, generator, force=job.force
                     )
                     end = jobs.end_of(job, result, self.options.retry)
                 except Exception as exc:  # a store or generator error fails the attempt
@@ -277,10 +293,13 @@ class Worker:
             error=error or (job.last_error if state == "dead" else None),
         )
         self.outcomes[outcome] += 1
-        out = self.log or sys.stderr
-        out.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
-        out.flush()
+        self._write(report.to_json())
         return report
+
+    def _write(self, line: dict[str, Any]) -> None:
+        out = self.log or sys.stderr
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        out.flush()
 
     # -- signals --
 

@@ -260,6 +260,8 @@ def test_one_publish_per_coverage_and_epoch_unless_forced(memory: Memory) -> Non
     forced = prepare(memory.store, memory.tenant, "user-7")
     assert memory.store.switch(memory.tenant, forced.id, force=True).switched
     assert [h[0] for h in alias_history(memory)] == [first.id, forced.id]
+    other_budget = prepare(memory.store, memory.tenant, "user-7", budget=7)
+    assert memory.store.switch(memory.tenant, other_budget.id).switched  # another summary
 
 
 def test_a_publish_fails_the_candidates_it_made_unswitchable(memory: Memory) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ..canonical import input_root
 from ..errors import NotFound
 from ..ingest import utc_now
@@ -137,20 +139,27 @@ class SwitchMixin(StoreCore):
 
     @staticmethod
     def _redundant(tx: Tx, tenant: str, artifact: Artifact) -> tuple[SwitchFailure, str] | None:
-        """The alias already publishes this coverage at this epoch (and is not bypassed)."""
+        """The alias already publishes this coverage at this epoch under the same budget
+        (and is not bypassed): one publish per (coverage, epoch) unless forced."""
         m = artifact.manifest
         alias = SqlReader(tx, tenant).alias(artifact.subject)
         if (
-            alias.artifact_id
-            and not alias.bypassed
-            and alias.source_epoch == m.input_epoch
-            and alias.covers_through == m.new_covers_through
+            not alias.artifact_id
+            or alias.bypassed
+            or alias.source_epoch != m.input_epoch
+            or alias.covers_through != m.new_covers_through
         ):
-            return SwitchFailure.UP_TO_DATE, (
-                f"{alias.artifact_id} already publishes coverage {alias.covers_through}"
-                f" at epoch {alias.source_epoch}"
-            )
-        return None
+            return None
+        row = tx.one(
+            "SELECT manifest FROM artifacts WHERE tenant = ? AND subject = ? AND id = ?",
+            (tenant, artifact.subject, alias.artifact_id),
+        )
+        if row is None or json.loads(row[0]).get("budget") != m.budget:
+            return None  # a summary under another budget is another summary
+        return SwitchFailure.UP_TO_DATE, (
+            f"{alias.artifact_id} already publishes coverage {alias.covers_through}"
+            f" at epoch {alias.source_epoch}"
+        )
 
     @staticmethod
     def _fail_other_candidates(tx: Tx, tenant: str, published: Artifact) -> None:

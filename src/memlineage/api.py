@@ -14,6 +14,8 @@ from types import TracebackType
 from typing import Any
 
 from . import consolidate as consolidation
+from . import queue as job_queue
+from . import worker
 from .errors import BadInput
 from .generators.base import Generator
 from .ingest import MAX_ID_LENGTH, parse_event
@@ -21,7 +23,8 @@ from .model import Artifact, NewEvent
 from .recall import Recall, recall
 from .store import open_store
 from .store.append import MAX_NAME_BYTES, name_too_long
-from .store.protocol import Appended, OpResult, Store
+from .store.protocol import Appended, Job, OpResult, Store
+from .worker import JobReport
 
 
 def check_tenant(tenant: str) -> None:
@@ -143,6 +146,42 @@ class Memory:
     def artifacts(self, subject: str | None = None) -> list[Artifact]:
         with self.store.reader(self.tenant) as reader:
             return reader.artifacts(subject)
+
+    # -- consolidation jobs --
+
+    def queue(self, subjects: Sequence[str], *, force: bool = False) -> list[Job]:
+        """Queue a consolidation of each subject (a manual trigger; revives a dead job)."""
+        return job_queue.queue(self.store, self.tenant, subjects, force)
+
+    def schedule(self) -> list[Job]:
+        """Queue every subject whose summary misses events or is no longer fresh."""
+        return job_queue.schedule(self.store, self.tenant)
+
+    def jobs(self, state: str | None = None) -> list[Job]:
+        """The tenant's job queue: one row per subject ever queued, due first."""
+        if state is not None and state not in job_queue.JOB_STATES:
+            raise BadInput(f"must be one of {', '.join(job_queue.JOB_STATES)}", field="state")
+        return self.store.jobs(self.tenant, state)
+
+    @property
+    def tail_threshold(self) -> int:
+        """A consolidation is queued when more events than this are unconsolidated (0: off)."""
+        return self.store.tail_threshold(self.tenant)
+
+    def set_tail_threshold(self, threshold: int) -> None:
+        if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
+            raise BadInput("must be a whole number >= 0 (0 turns the trigger off)", field="tail")
+        self.store.set_tail_threshold(self.tenant, threshold)
+
+    def work(
+        self, generator: Generator | None = None, *, retry: job_queue.RetryPolicy | None = None
+    ) -> list[JobReport]:
+        """Run this tenant's due jobs here, one after the other, until none is due.
+
+        ``memlineage worker`` runs them in worker processes instead; this is for
+        scripts and tests.
+        """
+        return worker.drain(self.store, self.tenant, generator, retry)
 
     # -- lifetime --
 

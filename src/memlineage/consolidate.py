@@ -177,11 +177,13 @@ def _generate_and_gate(
     return output, report, None if report.passed else "gate failed"
 
 
-def publish(store: Store, tenant: str, artifact: Artifact) -> SwitchResult | None:
+def publish(
+    store: Store, tenant: str, artifact: Artifact, *, force: bool = False
+) -> SwitchResult | None:
     """Step 8 for a candidate; a rejected artifact is never switched."""
     if artifact.status is not ArtifactStatus.CANDIDATE:
         return None
-    return store.switch(tenant, artifact.id)
+    return store.switch(tenant, artifact.id, force=force)
 
 
 def consolidate(
@@ -210,7 +212,7 @@ def consolidate(
         ):
             return Consolidation(head.artifact, None, up_to_date=True)
     artifact = prepare(store, tenant, subject, generator, budget=budget)
-    return Consolidation(artifact, publish(store, tenant, artifact))
+    return Consolidation(artifact, publish(store, tenant, artifact, force=force))
 
 
 def _covers_everything(head: Head) -> bool:

@@ -18,6 +18,7 @@ from .core import StoreCore
 from .protocol import Appended
 from .rows import EVENT_COLUMNS, event_row
 from .sql import Tx, marks
+from .triggers import queue_after_append
 
 NUL = "\x00"
 # Tenants and subjects lead every index, and artifact ids embed the subject: at most
@@ -69,6 +70,8 @@ class AppendMixin(StoreCore):
                 tx.executemany(
                     "UPDATE clocks SET high_water = ? WHERE tenant = ? AND subject = ?", moved
                 )
+                for high_water, _tenant, subject in moved:
+                    queue_after_append(tx, self.now_sql, tenant, subject, high_water)
             for subject, old, new in plan.replaced:
                 self._record_invalidation(
                     tx, tenant, subject, OpKind.REPLACE, old, other=new, invalidates=old

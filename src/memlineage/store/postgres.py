@@ -77,6 +77,10 @@ class PostgresStore(SqlStore):
     integrity_errors = (psycopg.errors.UniqueViolation,)
     # JIT compilation of an over-estimated recursion can cost more than the query itself.
     descendants_prelude = "SET LOCAL jit = off"
+    # now(): the transaction's start, stable within it, so the claim can use its index.
+    now_sql = "CAST(EXTRACT(EPOCH FROM now()) AS DOUBLE PRECISION)"
+    # Workers on many machines: each claim skips the rows another one holds.
+    claim_lock = " FOR UPDATE SKIP LOCKED"
 
     def __init__(
         self,

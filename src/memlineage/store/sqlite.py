@@ -35,6 +35,7 @@ class SqliteTx(Tx):
 class SqliteStore(SqlStore):
     dialect = "sqlite"
     integrity_errors = (sqlite3.IntegrityError,)
+    now_sql = "((julianday('now') - 2440587.5) * 86400.0)"
 
     def __init__(
         self,

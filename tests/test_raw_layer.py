@@ -38,9 +38,19 @@ def test_plain_append_advances_high_water_only(memory: Memory) -> None:
 
 def test_retried_append_is_a_no_op(memory: Memory) -> None:
     first = memory.add([ev("a1", "I prefer tea", at="2026-01-05T10:00:00+01:00")])
-    again = memory.add([ev("a1", "I prefer tea", at="2026-01-05T09:00:00Z")])
+    # The same date-time in another spelling of the same normal form is the same content.
+    again = memory.add([ev("a1", "I prefer tea", at="2026-01-05t10:00:00.000000+01:00")])
     assert first[0].created and not again[0].created
     assert again[0].seq == first[0].seq == 1
+    assert clock(memory) == (1, 0)
+
+
+def test_the_same_instant_with_another_offset_is_other_content(memory: Memory) -> None:
+    # The offset names the writer's local day, against which "tomorrow" resolves.
+    memory.add([ev("a1", "I prefer tea", at="2026-01-05T00:30:00+01:00")])
+    with pytest.raises(DuplicateEventId, match="a1"):
+        memory.add([ev("a1", "I prefer tea", at="2026-01-04T23:30:00Z")])
+    assert memory.recall("user-7").events[0].at == "2026-01-05T00:30:00+01:00"
     assert clock(memory) == (1, 0)
 
 

@@ -18,7 +18,7 @@ from . import queue as job_queue
 from . import worker
 from .errors import BadInput
 from .generators.base import Generator
-from .ingest import MAX_ID_LENGTH, parse_event
+from .ingest import MAX_ID_LENGTH, check_event, parse_event
 from .model import Artifact, NewEvent
 from .recall import Recall, recall
 from .store import open_store
@@ -87,7 +87,11 @@ class Memory:
         parsed: list[NewEvent] = []
         for index, event in enumerate(events):
             try:
-                parsed.append(event if isinstance(event, NewEvent) else parse_event(dict(event)))
+                parsed.append(
+                    check_event(event)
+                    if isinstance(event, NewEvent)
+                    else parse_event(dict(event) if isinstance(event, Mapping) else event)
+                )
             except BadInput as exc:
                 line = lines[index] if lines is not None else index + 1
                 # the field keeps its "[index]." prefix, as before lines were reported

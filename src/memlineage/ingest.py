@@ -1,15 +1,19 @@
 """Turning client JSON into events: validation with the line and field named.
 
 Everything is validated before anything is stored, so a bad line leaves the
-store exactly as it was.
+store exactly as it was. Validation refuses, up front, everything a later
+stage would refuse (the output parser's empty keys and kinds, PostgreSQL's
+NUL characters), so an event that ``add`` accepts never blocks a
+consolidation of its subject.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from .errors import BadInput
@@ -19,22 +23,102 @@ EVENT_FIELDS = frozenset(
     {"id", "subject", "text", "at", "kind", "project", "trust", "taint", "facts", "supersedes"}
 )
 FACT_FIELDS = frozenset({"key", "value", "unit", "polarity", "kind"})
+#: ids, subjects, projects, supersedes and tenants: at most this many characters
 MAX_ID_LENGTH = 200
+NUL = "\x00"
+
+# RFC 3339 section 5.6, date-time. Written by hand because no library parses
+# exactly this grammar: datetime.fromisoformat and dateutil accept ISO 8601's
+# week dates, basic format and missing seconds, and fromisoformat silently
+# truncates fractions past microseconds. [0-9], not \d: \d matches any
+# Unicode digit. A space for the "T" is allowed by the RFC's note to 5.6.
+_RFC3339 = re.compile(
+    r"(?P<year>[0-9]{4})-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})[Tt ]"
+    r"(?P<hour>[0-9]{2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})"
+    r"(?:\.(?P<fraction>[0-9]+))?"
+    r"(?P<offset>[Zz]|(?P<sign>[+-])(?P<off_hour>[0-9]{2}):(?P<off_minute>[0-9]{2}))"
+)
+_DATE_ONLY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def normalize_time(value: str, field: str = "at") -> str:
-    """An RFC 3339 timestamp with an offset, normalized to UTC ``...Z``."""
+    """An RFC 3339 date-time, normalized but keeping its own UTC offset.
+
+    The normal form is ``YYYY-MM-DDTHH:MM:SS[.ffffff]±HH:MM``: upper-case
+    ``T``, seconds always, a fraction of exactly six digits or none (when it
+    is zero), and ``Z`` for a zero offset (``+00:00`` and ``-00:00`` too).
+    The offset is kept because it names the writer's local day, against which
+    relative dates ("tomorrow") resolve. Refused: ISO 8601 forms outside
+    RFC 3339 (week dates, basic format, no seconds, no offset), date-only
+    values, leap seconds (``:60``), precision finer than a microsecond, and
+    instants outside years 1 to 9999 in UTC.
+    """
+    match = _RFC3339.fullmatch(value)
+    if match is None:
+        raise BadInput(_time_problem(value), field=field)
+    fraction = match["fraction"] or ""
+    if fraction[6:].strip("0"):
+        raise BadInput(f"at most microsecond precision (6 fraction digits): {value!r}", field=field)
+    if match["second"] == "60":
+        raise BadInput(f"leap seconds (:60) are not supported; use :59: {value!r}", field=field)
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise BadInput(f"not an RFC 3339 timestamp: {value!r}", field=field) from exc
-    if parsed.tzinfo is None:
-        raise BadInput(f"timestamp needs a UTC offset (e.g. Z): {value!r}", field=field)
-    return parsed.astimezone(UTC).isoformat().replace("+00:00", "Z")
+        offset = _offset(match)
+        parsed = datetime(
+            int(match["year"]),
+            int(match["month"]),
+            int(match["day"]),
+            int(match["hour"]),
+            int(match["minute"]),
+            int(match["second"]),
+            int(fraction[:6].ljust(6, "0")),
+            tzinfo=offset,
+        )
+        parsed.astimezone(UTC)  # the instant must exist in UTC too (year 1 with +01:00 does not)
+    except (ValueError, OverflowError) as exc:
+        raise BadInput(f"not a valid date-time ({exc}): {value!r}", field=field) from None
+    return parsed.isoformat().replace("+00:00", "Z")
+
+
+def _offset(match: re.Match[str]) -> timezone:
+    if match["sign"] is None:
+        return UTC
+    hours, minutes = int(match["off_hour"]), int(match["off_minute"])
+    if hours > 23 or minutes > 59:
+        raise ValueError("offset out of range")
+    delta = timedelta(hours=hours, minutes=minutes)
+    return timezone(-delta if match["sign"] == "-" else delta) if delta else UTC
+
+
+def _time_problem(value: str) -> str:
+    if _DATE_ONLY.fullmatch(value):
+        return f"needs a time and a UTC offset (e.g. {value}T00:00:00Z), not a date alone"
+    return f"not an RFC 3339 date-time such as 2026-03-04T23:00:00-07:00: {value!r}"
 
 
 def utc_now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def check_tenant(tenant: object) -> str:
+    """A tenant name: not blank, no outer spaces, no NUL, at most MAX_ID_LENGTH characters."""
+    if not isinstance(tenant, str):
+        raise BadInput(f"must be a string, not {type(tenant).__name__}", field="tenant")
+    if not tenant.strip():
+        raise BadInput("must not be blank", field="tenant")
+    _check_identifier(tenant, "tenant")
+    return tenant
+
+
+def _check_identifier(value: str, name: str) -> None:
+    _check_no_nul(value, name)
+    if len(value) > MAX_ID_LENGTH or value != value.strip():
+        raise BadInput(f"must be at most {MAX_ID_LENGTH} characters, no outer spaces", field=name)
+
+
+def _check_no_nul(value: str, name: str) -> None:
+    # PostgreSQL cannot store U+0000 in text; refusing it everywhere keeps both backends alike.
+    if NUL in value:
+        raise BadInput("must not contain the NUL character (U+0000)", field=name)
 
 
 def _text(obj: Mapping[str, Any], name: str, *, required: bool = False) -> str | None:
@@ -47,13 +131,16 @@ def _text(obj: Mapping[str, Any], name: str, *, required: bool = False) -> str |
         raise BadInput(f"must be a string, not {type(value).__name__}", field=name)
     if required and not value.strip():
         raise BadInput("must not be empty", field=name)
+    _check_no_nul(value, name)
     return value
 
 
 def _identifier(obj: Mapping[str, Any], name: str, *, required: bool = False) -> str | None:
     value = _text(obj, name, required=required)
-    if value is not None and (len(value) > MAX_ID_LENGTH or value != value.strip()):
-        raise BadInput(f"must be at most {MAX_ID_LENGTH} characters, no outer spaces", field=name)
+    if value is not None:
+        if not value.strip():
+            raise BadInput("must not be blank", field=name)
+        _check_identifier(value, name)
     return value
 
 
@@ -69,9 +156,20 @@ def parse_taint(value: Any, field: str = "taint") -> tuple[str, ...]:
         return ()
     if isinstance(value, str):
         value = [value]
-    if not isinstance(value, list) or not all(isinstance(t, str) and t for t in value):
+    if not isinstance(value, list) or not all(isinstance(t, str) and t.strip() for t in value):
         raise BadInput("must be a list of non-empty strings", field=field)
+    for label in value:
+        _check_no_nul(label, field)
     return tuple(sorted(set(value)))
+
+
+def _nonblank(obj: Mapping[str, Any], name: str, where: str, default: str | None = None) -> str:
+    """A fact's key or kind: the output parser refuses a blank one, so add refuses it first."""
+    value = obj.get(name, default)
+    if not isinstance(value, str) or not value.strip():
+        raise BadInput("must be a non-empty string", field=f"{where}.{name}")
+    _check_no_nul(value, f"{where}.{name}")
+    return value
 
 
 def parse_fact(obj: Any, index: int) -> Fact:
@@ -81,36 +179,62 @@ def parse_fact(obj: Any, index: int) -> Fact:
     unknown = set(obj) - FACT_FIELDS
     if unknown:
         raise BadInput(f"unknown field {sorted(unknown)[0]!r}", field=where)
-    key = obj.get("key")
-    if not isinstance(key, str) or not key:
-        raise BadInput("must be a non-empty string", field=f"{where}.key")
+    key = _nonblank(obj, "key", where)
     value = obj.get("value")
     if isinstance(value, float) and not math.isfinite(value):
         raise BadInput("must be a finite number", field=f"{where}.value")
     if not isinstance(value, str | int | float | bool):
         raise BadInput("must be a string, number or boolean", field=f"{where}.value")
+    if isinstance(value, str):
+        _check_no_nul(value, f"{where}.value")
     unit = obj.get("unit")
     if unit is not None and not isinstance(unit, str):
         raise BadInput("must be a string", field=f"{where}.unit")
+    if unit is not None:
+        _check_no_nul(unit, f"{where}.unit")
     polarity = obj.get("polarity", True)
     if not isinstance(polarity, bool):
         raise BadInput("must be true or false", field=f"{where}.polarity")
-    kind = obj.get("kind", "fact")
-    if not isinstance(kind, str):
-        raise BadInput("must be a string", field=f"{where}.kind")
+    kind = _nonblank(obj, "kind", where, default="fact")
     return Fact(key=key, value=value, unit=unit, polarity=polarity, kind=kind)
+
+
+def _facts(obj: Mapping[str, Any]) -> tuple[Fact, ...]:
+    facts = obj.get("facts")
+    if facts is None:
+        return ()
+    if not isinstance(facts, list):  # false, 0 and "" too: absent is null or no field at all
+        raise BadInput(f"must be a list, not {_json_type(facts)}", field="facts")
+    return tuple(parse_fact(f, i) for i, f in enumerate(facts))
 
 
 def parse_event(obj: Any) -> NewEvent:
     """Validate one event object; BadInput names the field."""
+    event = _build_event(obj)
+    _ = event.content_hash  # hashing now makes lone surrogates and the like bad input here
+    return event
+
+
+def check_event(event: NewEvent) -> NewEvent:
+    """An event built in Python passes the same checks as one read from JSON.
+
+    Returns ``event`` itself when it is already in normal form (keeping its
+    computed hash), else its normalized copy (``at`` normalized, taint sorted).
+    """
+    rebuilt = _build_event(event.content())
+    if rebuilt == event:
+        _ = event.content_hash
+        return event
+    _ = rebuilt.content_hash
+    return rebuilt
+
+
+def _build_event(obj: Any) -> NewEvent:
     if not isinstance(obj, dict):
-        raise BadInput("an event must be a JSON object")
+        raise BadInput(f"an event must be a JSON object, not {_json_type(obj)}")
     unknown = set(obj) - EVENT_FIELDS
     if unknown:
         raise BadInput("unknown field", field=sorted(unknown)[0])
-    facts = obj.get("facts") or []
-    if not isinstance(facts, list):
-        raise BadInput("must be a list", field="facts")
     at = _text(obj, "at")
     event = NewEvent(
         id=_identifier(obj, "id", required=True) or "",
@@ -121,31 +245,108 @@ def parse_event(obj: Any) -> NewEvent:
         project=_identifier(obj, "project"),
         trust=_choice(obj, "trust", TRUST_LEVELS) or "user",
         taint=parse_taint(obj.get("taint")),
-        facts=tuple(parse_fact(f, i) for i, f in enumerate(facts)),
+        facts=_facts(obj),
         supersedes=_identifier(obj, "supersedes"),
     )
     if event.supersedes == event.id:
         raise BadInput("an event cannot supersede itself", field="supersedes")
-    _ = event.content_hash  # hashing now makes lone surrogates and the like bad input here
     return event
 
 
-def parse_jsonl(lines: Iterable[str]) -> list[NewEvent]:
-    """Every event of a JSONL document, or BadInput naming the first bad line."""
-    events: list[NewEvent] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line, parse_constant=_reject_constant)
-        except (json.JSONDecodeError, ValueError) as exc:
-            raise BadInput(f"not valid JSON: {exc}", line=number) from exc
-        try:
-            events.append(parse_event(obj))
-        except BadInput as exc:
-            raise exc.at_line(number) from exc
-    return events
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+# -- JSON Lines --
+
+
+def split_lines(data: bytes, source: str = "input") -> list[str]:
+    """The lines of a UTF-8 JSONL document, split on ``\\n`` only.
+
+    ``str.splitlines`` would also split on U+2028, U+2029 and U+0085, which a
+    JSON string may hold as they are. A trailing ``\\r`` (CRLF files) is dropped.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise BadInput(
+            f"{source} is not UTF-8: byte 0x{data[exc.start]:02x} cannot start or continue"
+            " a character",
+            line=line,
+        ) from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _unique_keys(pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for name, _ in pairs:
+            if name in seen:
+                raise BadInput("appears twice in one object", field=name)
+            seen.add(name)
+    return obj
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def load_json(text: str) -> Any:
+    """One JSON text: duplicate keys, NaN/Infinity and absurd nesting are BadInput."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
+    except RecursionError:
+        raise BadInput("not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, NaN, too many digits for an int
+        raise BadInput(f"not valid JSON: {exc}") from None
+
+
+def load_jsonl(lines: Iterable[str]) -> tuple[list[Any], list[int]]:
+    """Every JSON value of a JSONL document with its 1-based line; blank lines are skipped.
+
+    Blank means JSON whitespace only (space, tab, CR): other Unicode spaces
+    on a line of their own are not JSON, and are refused.
+    """
+    values: list[Any] = []
+    numbers: list[int] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip(" \t\r"):
+            continue
+        try:
+            values.append(load_json(line))
+        except BadInput as exc:
+            raise exc.at_line(number) from None
+        numbers.append(number)
+    return values, numbers
+
+
+def parse_jsonl(lines: Iterable[str]) -> list[NewEvent]:
+    """Every event of a JSONL document, or BadInput naming the first bad line."""
+    return parse_jsonl_numbered(lines)[0]
+
+
+def parse_jsonl_numbered(lines: Iterable[str]) -> tuple[list[NewEvent], list[int]]:
+    """Every event of a JSONL document and the 1-based line each came from."""
+    values, numbers = load_jsonl(lines)
+    events: list[NewEvent] = []
+    for value, number in zip(values, numbers, strict=True):
+        try:
+            events.append(parse_event(value))
+        except BadInput as exc:
+            raise exc.at_line(number) from None
+    return events, numbers

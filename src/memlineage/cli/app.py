@@ -19,7 +19,8 @@ from typing import Any, TextIO, TypeVar
 import click
 
 from ..api import Memory
-from ..errors import MemlineageError
+from ..errors import BadInput, MemlineageError
+from ..ingest import check_tenant
 from ..store import default_url
 
 
@@ -51,9 +52,16 @@ def settings() -> Settings:
     return click.get_current_context().ensure_object(Settings)
 
 
-def _store_setting(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+def _store_setting(
+    name: str, check: Callable[[Any], Any] | None = None
+) -> Callable[[click.Context, click.Parameter, Any], None]:
     def store(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
         if value is not None and value is not False:
+            if check is not None:
+                try:
+                    check(value)
+                except BadInput as exc:
+                    raise click.BadParameter(exc.reason) from None
             setattr(ctx.ensure_object(Settings), name, value)
 
     return store
@@ -76,7 +84,7 @@ def global_options(command: F) -> F:
             "--tenant",
             default=None,
             expose_value=False,
-            callback=_store_setting("tenant"),
+            callback=_store_setting("tenant", check_tenant),
             help="isolation boundary (default: default)",
         ),
         click.option(

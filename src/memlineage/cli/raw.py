@@ -9,23 +9,39 @@ import click
 
 from .. import extract
 from ..errors import BadInput
-from ..ingest import parse_jsonl, utc_now
+from ..ingest import parse_jsonl, parse_jsonl_numbered, split_lines, utc_now
 from ..model import TRUST_LEVELS, Event
 from ..store.protocol import OpResult
 from .app import Report, command, memory
 
 
 def read_lines(path: str) -> list[str]:
-    """The lines of a JSONL file or of stdin (``-``)."""
+    """The lines of a JSONL file or of stdin (``-``), split on ``\\n`` only.
+
+    Read as bytes and decoded strictly, so non-UTF-8 input is bad input
+    naming its line, and U+2028, U+2029 or U+0085 inside a JSON string do
+    not split a line.
+    """
     if path == "-":
-        return sys.stdin.read().splitlines()
+        return split_lines(_read_stdin(), "stdin")
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read().splitlines()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
-        raise BadInput(f"cannot read {path}: {exc.strerror}", field="file") from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"{path} is not UTF-8: {exc.reason}", field="file") from exc
+        raise BadInput(f"cannot read {path}: {exc.strerror}", field="file") from None
+    return split_lines(data, path)
+
+
+def _read_stdin() -> bytes:
+    # sys.stdin is None when the process started with descriptor 0 closed (``<&-``).
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise BadInput("stdin is closed; give a FILE or pipe events in", field="file")
+    try:
+        data: bytes = stream.read()
+    except OSError as exc:
+        raise BadInput(f"cannot read stdin: {exc.strerror}", field="file") from None
+    return data
 
 
 def op_doc(result: OpResult) -> dict[str, Any]:
@@ -54,9 +70,10 @@ FILE = click.argument("file", default="-", required=False)
 @FILE
 def add(file: str) -> Report:
     """Append events, one JSON object a line (id, subject and text required)."""
-    events = parse_jsonl(read_lines(file))  # all lines validated before any write
+    # Every line is validated before the store opens: bad input creates no database either.
+    events, lines = parse_jsonl_numbered(read_lines(file))
     with memory() as mem:
-        appended = mem.add(events)
+        appended = mem.add(events, lines=lines)  # the store's checks name the line too
     created = sum(a.created for a in appended)
     doc = {
         "appended": created,

@@ -159,13 +159,12 @@ def command(name: str, example: str, **kwargs: Any) -> Callable[[Callable[..., R
 
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int:
     """Run the command line; returns the exit code instead of raising SystemExit."""
+    args = list(argv) if argv is not None else sys.argv[1:]
     try:
-        result = root.main(
-            args=list(argv) if argv is not None else None,
-            prog_name="memlineage",
-            standalone_mode=False,
-            obj=Settings(out=stdout),
-        )
+        # make_context + invoke rather than root.main: main() itself prints a blank
+        # line on Ctrl-C before turning it into click.Abort.
+        with root.make_context("memlineage", args, obj=Settings(out=stdout)) as ctx:
+            result = root.invoke(ctx)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:

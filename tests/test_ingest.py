@@ -240,3 +240,11 @@ def test_numbers_json_cannot_carry_are_bad_input(line: str) -> None:
     with pytest.raises(BadInput) as err:
         parse_jsonl([line])
     assert err.value.line == 1
+
+
+def test_an_id_twice_in_one_file_with_other_content_names_the_second_line() -> None:
+    lines = [json.dumps(event()), json.dumps(event()), "", json.dumps(event(text="Other."))]
+    with pytest.raises(BadInput) as err:
+        parse_jsonl(lines)
+    assert (err.value.line, err.value.field) == (4, "id") and "line 1" in err.value.reason
+    assert len(parse_jsonl(lines[:2])) == 2  # the same content twice is a retry, not an error

@@ -344,9 +344,18 @@ def parse_jsonl_numbered(lines: Iterable[str]) -> tuple[list[NewEvent], list[int
     """Every event of a JSONL document and the 1-based line each came from."""
     values, numbers = load_jsonl(lines)
     events: list[NewEvent] = []
+    first_seen: dict[str, tuple[str, int]] = {}
     for value, number in zip(values, numbers, strict=True):
         try:
-            events.append(parse_event(value))
+            event = parse_event(value)
         except BadInput as exc:
             raise exc.at_line(number) from None
+        hash_, line = first_seen.setdefault(event.id, (event.content_hash, number))
+        if hash_ != event.content_hash:
+            raise BadInput(
+                f"event {event.id!r} appears on line {line} with other content; ids are immutable",
+                line=number,
+                field="id",
+            )
+        events.append(event)
     return events, numbers

@@ -23,8 +23,10 @@ run: $(BIN)/memlineage
 test: $(BIN)/memlineage
 	$(BIN)/pytest -q
 
+## lint: ruff (rules and formatting) and mypy --strict; .ci/run runs it before the tests
 lint: $(BIN)/memlineage
 	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
 bench: $(BIN)/memlineage

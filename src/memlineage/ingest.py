@@ -9,6 +9,7 @@ consolidation of its subject.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -26,6 +27,7 @@ FACT_FIELDS = frozenset({"key", "value", "unit", "polarity", "kind"})
 #: ids, subjects, projects, supersedes and tenants: at most this many characters
 MAX_ID_LENGTH = 200
 NUL = "\x00"
+_CHECKED = "_memlineage_checked"
 
 # RFC 3339 section 5.6, date-time. Written by hand because no library parses
 # exactly this grammar: datetime.fromisoformat and dateutil accept ISO 8601's
@@ -56,37 +58,42 @@ def normalize_time(value: str, field: str = "at") -> str:
     match = _RFC3339.fullmatch(value)
     if match is None:
         raise BadInput(_time_problem(value), field=field)
-    fraction = match["fraction"] or ""
+    year, month, day, hour, minute, second, fraction = match.group(
+        "year", "month", "day", "hour", "minute", "second", "fraction"
+    )
+    fraction = fraction or ""
     if fraction[6:].strip("0"):
         raise BadInput(f"at most microsecond precision (6 fraction digits): {value!r}", field=field)
-    if match["second"] == "60":
+    if second == "60":
         raise BadInput(f"leap seconds (:60) are not supported; use :59: {value!r}", field=field)
+    micro = fraction[:6].ljust(6, "0")
+    offset = match["offset"]
     try:
-        offset = _offset(match)
+        zone = _zone(offset.upper())
         parsed = datetime(
-            int(match["year"]),
-            int(match["month"]),
-            int(match["day"]),
-            int(match["hour"]),
-            int(match["minute"]),
-            int(match["second"]),
-            int(fraction[:6].ljust(6, "0")),
-            tzinfo=offset,
+            int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=zone
         )
-        parsed.astimezone(UTC)  # the instant must exist in UTC too (year 1 with +01:00 does not)
+        if year in ("0001", "9999"):
+            parsed.astimezone(UTC)  # the instant must exist in UTC too (0001-01-01T00:30+01:00)
     except (ValueError, OverflowError) as exc:
         raise BadInput(f"not a valid date-time ({exc}): {value!r}", field=field) from None
-    return parsed.isoformat().replace("+00:00", "Z")
+    suffix = "Z" if zone is UTC else offset
+    dot = f".{micro}" if micro != "000000" else ""
+    return f"{year}-{month}-{day}T{hour}:{minute}:{second}{dot}{suffix}"
 
 
-def _offset(match: re.Match[str]) -> timezone:
-    if match["sign"] is None:
+@functools.lru_cache(maxsize=256)
+def _zone(offset: str) -> timezone:
+    """The tzinfo of an RFC 3339 offset (``Z`` or ``±HH:MM``); UTC for every zero offset."""
+    if offset == "Z":
         return UTC
-    hours, minutes = int(match["off_hour"]), int(match["off_minute"])
+    hours, minutes = int(offset[1:3]), int(offset[4:6])
     if hours > 23 or minutes > 59:
         raise ValueError("offset out of range")
     delta = timedelta(hours=hours, minutes=minutes)
-    return timezone(-delta if match["sign"] == "-" else delta) if delta else UTC
+    if not delta:
+        return UTC
+    return timezone(-delta if offset[0] == "-" else delta)
 
 
 def _time_problem(value: str) -> str:
@@ -212,6 +219,9 @@ def parse_event(obj: Any) -> NewEvent:
     """Validate one event object; BadInput names the field."""
     event = _build_event(obj)
     _ = event.content_hash  # hashing now makes lone surrogates and the like bad input here
+    # Marks the event as checked, so Memory.add need not check it again (a plain
+    # attribute, not a field: equality, hashing and dataclasses.replace ignore it).
+    object.__setattr__(event, _CHECKED, True)
     return event
 
 
@@ -221,12 +231,13 @@ def check_event(event: NewEvent) -> NewEvent:
     Returns ``event`` itself when it is already in normal form (keeping its
     computed hash), else its normalized copy (``at`` normalized, taint sorted).
     """
-    rebuilt = _build_event(event.content())
-    if rebuilt == event:
-        _ = event.content_hash
+    if getattr(event, _CHECKED, False):
         return event
-    _ = rebuilt.content_hash
-    return rebuilt
+    rebuilt = _build_event(event.content())
+    checked = event if rebuilt == event else rebuilt  # the original keeps its computed hash
+    _ = checked.content_hash
+    object.__setattr__(checked, _CHECKED, True)
+    return checked
 
 
 def _build_event(obj: Any) -> NewEvent:

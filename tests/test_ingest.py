@@ -248,3 +248,11 @@ def test_an_id_twice_in_one_file_with_other_content_names_the_second_line() -> N
         parse_jsonl(lines)
     assert (err.value.line, err.value.field) == (4, "id") and "line 1" in err.value.reason
     assert len(parse_jsonl(lines[:2])) == 2  # the same content twice is a retry, not an error
+
+
+def test_a_byte_order_mark_at_the_start_is_ignored_and_elsewhere_refused() -> None:
+    line = json.dumps(event()).encode()
+    assert [e.id for e in parse_jsonl(split_lines(b"\xef\xbb\xbf" + line + b"\n"))] == ["m-1"]
+    with pytest.raises(BadInput) as err:
+        parse_jsonl(split_lines(line + b"\n\xef\xbb\xbf" + line))
+    assert err.value.line == 2

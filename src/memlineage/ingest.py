@@ -285,8 +285,10 @@ def split_lines(data: bytes, source: str = "input") -> list[str]:
     """The lines of a UTF-8 JSONL document, split on ``\\n`` only.
 
     ``str.splitlines`` would also split on U+2028, U+2029 and U+0085, which a
-    JSON string may hold as they are. A trailing ``\\r`` (CRLF files) is dropped.
+    JSON string may hold as they are. A trailing ``\\r`` (CRLF files) is dropped,
+    and so is a byte order mark at the start (RFC 8259 lets a parser ignore it).
     """
+    data = data.removeprefix(b"\xef\xbb\xbf")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -414,3 +414,18 @@ def _eventually(check: Callable[[], bool], child: subprocess.Popen[bytes]) -> bo
             return True
         time.sleep(0.01)
     return False
+
+
+class ClosedPipe(io.StringIO):
+    """stdout whose reader went away (``| head -c 1``): every write fails with EPIPE."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_reader_closing_stdout_early_stops_quietly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path / "e.jsonl", [SEED])
+    assert main(["extract", path, "--json"], stdout=ClosedPipe()) == 141
+    assert capsys.readouterr().err == ""

@@ -4,13 +4,14 @@ Every command module registers its commands on :data:`root`. A command returns
 a :class:`Report`; this module prints it (one JSON document with ``--json``,
 readable text otherwise) and maps errors to the contract's exit codes: 0
 success, 1 a check failed, 2 bad input or usage (one line on stderr), 130
-interrupted.
+interrupted, 141 stdout closed by its reader.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -176,4 +177,16 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
     except MemlineageError as exc:
         print(f"memlineage: {exc}", file=sys.stderr)
         return int(exc.exit_code)
+    except BrokenPipeError:
+        # The reader of stdout went away (``| head``): stop quietly, as Unix tools do.
+        if stdout is None:
+            _silence_stdout()
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool stopped this way
     return result if isinstance(result, int) else 0
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the flush at exit does not raise on the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

@@ -187,6 +187,10 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null, so the flush at exit does not raise on the closed pipe."""
+    try:
+        target = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file: nothing to flush at exit
+        return
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, target)
     os.close(devnull)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -69,6 +70,11 @@ def _store_setting(
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# The contract gives stderr one line per error. Without a handler, Python's last-resort
+# handler would print psycopg's warnings there too (after Ctrl-C: "error ignored in
+# rollback", the connection being mid-command); the error's own line says what happened.
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 
 def global_options(command: F) -> F:

@@ -200,8 +200,10 @@ def test_at_is_stored_with_its_own_offset_on_both_backends(db_url: str, tmp_path
     assert doc["events"][0]["at"] == "2026-03-04T23:00:00-07:00"
     code, doc = run(db_url, "consolidate", "user-7")
     assert code == 0 and doc["switched"] is True
-    claims = run(db_url, "recall", "user-7")[1]["claims"]
-    assert [c["value"] for c in claims if c["kind"] == "date"] == ["2026-03-05"]
+    recalled = run(db_url, "recall", "user-7")[1]
+    assert [c["value"] for c in recalled["claims"] if c["kind"] == "date"] == ["2026-03-05"]
+    # The reader sees the day it was written on, where "tomorrow" is the 5th (UTC says the 5th).
+    assert "2026-03-04:" in recalled["summary"] and "2026-03-05:" not in recalled["summary"]
 
 
 @pytest.mark.parametrize("tenant", ["", "   "])

@@ -244,9 +244,6 @@ def test_store_errors_are_mapped_to_the_lines_the_events_came_from() -> None:
     assert err.value.line == 2
 
 
-@pytest.mark.xfail(
-    strict=True, reason="needs the store to report the batch position of an event (line=)"
-)
 def test_store_level_errors_name_the_file_line(
     db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -387,9 +384,6 @@ def test_ctrl_c_while_waiting_for_the_subjects_lock_writes_nothing(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True, reason="add commits one transaction per subject until batches are all-or-nothing"
-)
 def test_ctrl_c_during_a_multi_subject_add_keeps_no_subject(pg_url: str, tmp_path: Path) -> None:
     seeded(pg_url, tmp_path)
     before = dump(pg_url)

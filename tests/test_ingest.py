@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from memlineage.api import check_tenant
 from memlineage.errors import BadInput
 from memlineage.extract import extract_items
 from memlineage.ingest import (
     check_event,
-    check_tenant,
     normalize_time,
     parse_event,
     parse_jsonl,

@@ -106,16 +106,6 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
-def check_tenant(tenant: object) -> str:
-    """A tenant name: not blank, no outer spaces, no NUL, at most MAX_ID_LENGTH characters."""
-    if not isinstance(tenant, str):
-        raise BadInput(f"must be a string, not {type(tenant).__name__}", field="tenant")
-    if not tenant.strip():
-        raise BadInput("must not be blank", field="tenant")
-    _check_identifier(tenant, "tenant")
-    return tenant
-
-
 def _check_identifier(value: str, name: str) -> None:
     _check_no_nul(value, name)
     if len(value) > MAX_ID_LENGTH or value != value.strip():

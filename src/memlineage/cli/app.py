@@ -20,9 +20,8 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from ..api import Memory
+from ..api import Memory, check_tenant
 from ..errors import BadInput, MemlineageError
-from ..ingest import check_tenant
 from ..store import default_url
 
 

@@ -25,6 +25,9 @@ from memlineage.model import Conflict, Event, Fact, Item
 from memlineage.values import canonical
 
 CASES = Path(__file__).parent / "data" / "extraction_cases.jsonl"
+# Sentences for polarity after a value, past-tense weekdays, local days, lexicon
+# preferences, ambiguous units, short ids and upper-case scopes.
+PRECISION_CASES = Path(__file__).parent / "data" / "extraction_cases_precision.jsonl"
 AT = "2024-03-01T10:00:00Z"  # a Friday
 PERFECT_RECALL = ("constraint", "negation", "number", "id", "scope")
 
@@ -41,8 +44,8 @@ def found(text: str, **kw: Any) -> list[tuple[str, object, str | None, bool]]:
 # accuracy set
 
 
-def load_cases() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line]
+def load_cases(path: Path = CASES) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
 def _matches(item: Item, expected: dict[str, Any]) -> bool:
@@ -84,9 +87,18 @@ def table(scores: dict[str, tuple[int, int, int]]) -> str:
     return "\n".join(lines)
 
 
-def split(name: str) -> list[dict[str, Any]]:
-    """'dev': written with the patterns; 'holdout': written after them, never tuned on."""
-    return [c for c in load_cases() if c.get("split", "dev") == name]
+def split(name: str, path: Path = CASES) -> list[dict[str, Any]]:
+    """'dev' / 'tuning': written with the patterns; 'holdout': never tuned on."""
+    return [c for c in load_cases(path) if c.get("split", "dev") == name]
+
+
+#: the sets ``python tests/test_extract.py`` prints, in order
+SETS: tuple[tuple[str, str, Path], ...] = (
+    ("dev", "dev", CASES),
+    ("holdout", "holdout", CASES),
+    ("precision tuning", "tuning", PRECISION_CASES),
+    ("precision holdout", "holdout", PRECISION_CASES),
+)
 
 
 def test_accuracy_set_is_large_and_covers_every_kind() -> None:
@@ -277,5 +289,6 @@ def test_text_values_reads_numbers_amounts_and_absolute_dates() -> None:
 
 
 if __name__ == "__main__":
-    for name in ("dev", "holdout"):
-        print(f"{name} ({len(split(name))} sentences)\n{table(score(split(name)))}\n")
+    for title, name, path in SETS:
+        cases = split(name, path)
+        print(f"{title} ({len(cases)} sentences)\n{table(score(cases))}\n")

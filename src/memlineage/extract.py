@@ -84,6 +84,10 @@ def _unit_pattern() -> str:
 
 
 _UNIT_AT = re.compile(r"[ \u00a0-]?(" + _unit_pattern() + ")")
+# Anchored look-aheads read a bounded window, so the work per value is constant:
+# the longest unit spelling plus its separator and the character after it.
+_UNIT_WINDOW = max(len(a) for a in (*UNIT_SYMBOLS, *UNIT_WORDS)) + 3
+_LOOKAHEAD = 48
 _CUR_SYMBOL = "|".join(re.escape(s) for s in sorted(CURRENCY_SYMBOLS, key=len, reverse=True))
 _CUR_CODE = "|".join(sorted(CURRENCY_CODES))
 _CUR_WORD = "|".join(re.escape(w) for w in sorted(CURRENCY_WORDS, key=len, reverse=True))
@@ -1352,7 +1356,7 @@ def _ambiguous_number(m: re.Match[str], unit_text: str) -> bool:
 
 
 def _unit_at(text: str, end: int) -> tuple[str | None, int]:
-    m = _UNIT_AT.match(text, end)
+    m = _UNIT_AT.match(text, end, end + _UNIT_WINDOW)
     if m is None:
         return None, end
     word = m.group(1)
@@ -1362,7 +1366,7 @@ def _unit_at(text: str, end: int) -> tuple[str | None, int]:
 def _range_unit(sentence: _Sentence, end: int) -> tuple[str | None, _Span | None]:
     """'5-10 km' and '5 to 10 km': the first number takes the second one's unit."""
     text = sentence.text
-    m = _RANGE_TAIL.match(text, end)
+    m = _RANGE_TAIL.match(text, end, end + _LOOKAHEAD)
     if m is None:
         return None, None
     unit, unit_end = _unit_at(text, m.end())
@@ -1373,7 +1377,8 @@ def _range_unit(sentence: _Sentence, end: int) -> tuple[str | None, _Span | None
 
 
 def _noun_after(text: str, end: int) -> str:
-    m = _WORD.match(text, end + 1 if text[end : end + 1] == " " else end)
+    start = end + 1 if text[end : end + 1] == " " else end
+    m = _WORD.match(text, start, start + _LOOKAHEAD)
     if m is None:
         return ""
     word = m.group().casefold()

@@ -504,7 +504,16 @@ def test_preference_polarity_comes_from_the_lexicon(text: str, polarity: bool) -
 
 
 @pytest.mark.parametrize(
-    "text", ["I lost my keys.", "I hurt my knee.", "Call support today.", "Our team has 3 pods."]
+    "text",
+    [
+        "I lost my keys.",
+        "I hurt my knee.",
+        "Call support today.",
+        "Our team has 3 pods.",
+        "Audrey worries about her dogs.",
+        "Audrey is using treats to help with her dogs' problems.",
+        "Dance has been Jon's stress relief.",
+    ],
 )
 def test_events_and_imperatives_are_not_preferences(text: str) -> None:
     assert "preference" not in [k for k, *_ in found(text)]
@@ -580,6 +589,7 @@ def test_scopes_in_upper_case_keep_their_case_and_share_the_lower_case_key() -> 
     assert (upper.kind, upper.value) == ("scope", "READ:BILLING")
     assert upper.key == lower.key == "global/scope/read:billing"
     assert found("Re:Meeting notes attached.") == []  # mixed case is not a scope
+    assert found("Nate usually plays CS:GO.") == []  # nor a short upper-case name
 
 
 # ---------------------------------------------------------------------------

@@ -128,11 +128,12 @@ _VERSION = re.compile(r"\bv\d+(?:\.\d+)+\b")
 _ACCOUNT = re.compile(
     r"(?<![\w.,/:#-])(?:#\d+|\d{6,}|\d{3,4}(?:[ -]\d{3,4}){2,})(?![\w/:-]|[.,]\d)"
 )
-# lower case ('read:billing') or upper case ('READ:BILLING'), never mixed ('Re:Meeting')
+# lower case ('read:billing') or upper case ('READ:BILLING'), never mixed ('Re:Meeting');
+# an upper-case resource has 3 letters or more, so a name like 'CS:GO' is not a scope
 _SCOPE = re.compile(
     r"(?<![\w/:.@-])(?:"
     r"(?P<res>[a-z][a-z_]*(?:\.[a-z_]+)*):[a-z*][a-z0-9_*.-]*(?::[a-z0-9_*.-]+)*"
-    r"|(?P<upper>[A-Z][A-Z_]*(?:\.[A-Z_]+)*):[A-Z*][A-Z0-9_*.-]*(?::[A-Z0-9_*.-]+)*"
+    r"|(?P<upper>[A-Z][A-Z_]{2,}(?:\.[A-Z_]+)*):[A-Z*][A-Z0-9_*.-]*(?::[A-Z0-9_*.-]+)*"
     r")(?![\w/:@])"
 )
 _NOT_SCOPES = frozenset(
@@ -381,6 +382,7 @@ _NOT_ATTITUDES = _words(
     """
     hurt kill fail lose miss worry doubt cry suffer die win agree thank thanks help please
     pray fight attack argue hope apologize apologise promise like's sorry well fine
+    struggle share stress problem cause support encourage
     """
 )
 # attitude verbs the VADER lexicon lacks (checked: no entry for them or their inflections)
@@ -928,12 +930,13 @@ def sentiment_lexicon() -> dict[str, float]:
 
 def _valence(word: str) -> float | None:
     """The valence of an attitude verb or adjective, its 3rd-person form included."""
-    if word in _NOT_ATTITUDES or word in _PAST_FORMS or word.endswith(("ed", "ing")):
+    if word in _PAST_FORMS or word.endswith(("ed", "ing")):
+        return None
+    forms = list(_base_forms(word))
+    if any(form in _NOT_ATTITUDES for form in forms):
         return None
     lexicon = sentiment_lexicon()
-    for form in _base_forms(word):
-        if form in _NOT_ATTITUDES:
-            return None
+    for form in forms:
         valence = _LEXICON_SUPPLEMENT.get(form, lexicon.get(form))
         if valence is not None:
             return valence if abs(valence) >= _MIN_VALENCE else None
@@ -974,7 +977,7 @@ def _attitude(clause: str) -> _Predicate | None:
             return None
         if subject_be or tokens[j][1] in _BE:
             found = _adjective(tokens, j if subject_be else j + 1)
-        elif word in _PLAIN_SUBJECTS or tokens[j][1].endswith("s"):
+        elif word in _PLAIN_SUBJECTS or _third_person(tokens[j][1]):
             # 'Sam loves', 'my wife hates': a singular subject's verb ends in -s, which
             # keeps imperatives ('Call support') and nouns ('Our team has') out
             found = _verb(tokens, j)
@@ -986,12 +989,17 @@ def _attitude(clause: str) -> _Predicate | None:
 
 
 def _is_subject(tokens: list[tuple[str, str]], i: int) -> bool:
+    """A pronoun anywhere; a name or 'my wife' only where a subject stands: first."""
     raw, word = tokens[i]
     return (
         word in _SUBJECTS
-        or (i > 0 and tokens[i - 1][1] in _POSSESSIVES)
-        or (raw[:1].isupper() and word not in _STOPWORDS)
+        or (i == 1 and tokens[0][1] in _POSSESSIVES)
+        or (i == 0 and raw[:1].isupper() and word not in _STOPWORDS)
     )
+
+
+def _third_person(word: str) -> bool:
+    return word.endswith("s") and not word.endswith("ss")
 
 
 def _verb(tokens: list[tuple[str, str]], j: int) -> _Predicate | None:

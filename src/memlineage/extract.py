@@ -756,13 +756,14 @@ def _inside(intervals: list[tuple[int, int]], offset: int) -> bool:
 
 
 def _clause_kind(
-    clause: str, sentence: _Sentence, offset: int, predicate: _Predicate | None
+    clause: str, sentence: _Sentence, offset: int, predicate: _Predicate | None, negations: int
 ) -> str | None:
+    """``negations``: the clause's negations, less those of its predicate ("can't stand")."""
     if _IMPERATIVE.match(clause) or _CONSTRAINT.search(clause):
         return "constraint"
     if _has_temporal_limit(sentence, offset, offset + len(clause)):
         return "constraint"
-    if _negations(clause) - (predicate.absorbed if predicate else 0):
+    if negations:
         return "negation"
     if predicate is not None or _PREFERENCE.search(clause):
         return "preference"
@@ -786,11 +787,12 @@ def _clause_items(sentence: _Sentence, scope: str, entity: str) -> Iterator[_Fou
         raw = text[start:end]
         clause = raw.casefold().replace("’", "'").strip()
         predicate = _attitude(raw)
-        kind = _clause_kind(clause, sentence, start, predicate)
+        # the clause's negations, counted once per sentence on its original text
+        negations = len(sentence.negation_marks[start]) - (predicate.absorbed if predicate else 0)
+        kind = _clause_kind(clause, sentence, start, predicate, negations)
         if kind is None:
             continue
-        absorbed = predicate.absorbed if predicate else 0
-        polarity = (_negations(clause) - absorbed) % 2 == 0
+        polarity = negations % 2 == 0
         if kind == "preference" and predicate is not None:
             # 'I detest olives': the predicate's lexicon valence gives the polarity
             polarity = polarity == (predicate.valence > 0)

@@ -134,3 +134,11 @@ def test_canonical_never_raises(value: object, unit: str | None) -> None:
 
 def test_non_finite_numbers_are_kept_apart() -> None:
     assert not same_value(math.inf, None, 1e308, None)
+
+
+def test_ambiguous_currency_symbols_resolve_to_nothing() -> None:
+    # '¥' is the yen or the yuan: the extractor keeps '¥600' verbatim instead of guessing
+    assert resolve_unit("¥") is None
+    assert resolve_unit("JP¥") == "JPY" and resolve_unit("CN¥") == "CNY"
+    assert resolve_unit("yuan") == "CNY" and resolve_unit("yen") == "JPY"
+    assert not same_value(600, "JP¥", 600, "CN¥")

@@ -18,12 +18,15 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from importlib.resources import files
 
 from dateutil.parser import isoparse
 from dateutil.relativedelta import relativedelta
 
 from .model import Conflict, Event, FactValue, Item
 from .values import (
+    AMBIGUOUS_CURRENCY_SYMBOLS,
+    AMBIGUOUS_UNIT_SPELLINGS,
     CURRENCY_CODES,
     CURRENCY_SYMBOLS,
     CURRENCY_WORDS,
@@ -52,7 +55,7 @@ GLOBAL_SCOPE = "global"
 # ---------------------------------------------------------------------------
 # patterns, compiled once
 
-_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3}){2,}(?![\d.])|\d+(?:\.\d+)?"
 _SCALES: dict[str, int] = {
     "k": 1_000,
     "K": 1_000,
@@ -81,11 +84,28 @@ def _unit_pattern() -> str:
 
 
 _UNIT_AT = re.compile(r"[ \u00a0-]?(" + _unit_pattern() + ")")
+# Anchored look-aheads read a bounded window, so the work per value is constant:
+# the longest unit spelling plus its separator and the character after it.
+_UNIT_WINDOW = max(len(a) for a in (*UNIT_SYMBOLS, *UNIT_WORDS)) + 3
+_LOOKAHEAD = 48
 _CUR_SYMBOL = "|".join(re.escape(s) for s in sorted(CURRENCY_SYMBOLS, key=len, reverse=True))
 _CUR_CODE = "|".join(sorted(CURRENCY_CODES))
 _CUR_WORD = "|".join(re.escape(w) for w in sorted(CURRENCY_WORDS, key=len, reverse=True))
 _MONEY_PRE = re.compile(
     rf"(?<![\w$])(?P<cur>{_CUR_SYMBOL}|\b(?:{_CUR_CODE})\b)\s?(?P<num>{_NUM})(?P<scale>{_MONEY_SCALE})?"
+)
+_AMBIGUOUS_MONEY = re.compile(
+    "(?<![\\w$])(?:"
+    + "|".join(re.escape(s) for s in AMBIGUOUS_CURRENCY_SYMBOLS)
+    + rf")\s?(?:{_NUM})(?:{_MONEY_SCALE})?"
+)
+# '1.250' (1250 or 1.25?) and '2,5' (2.5 written with a decimal comma)
+_DOT_GROUPS = re.compile(r"\d{1,3}(?:\.\d{3})+")
+_DECIMAL_COMMA = re.compile(r"(?<![\w.,])\d+,\d{1,2}(?![\d,.])")
+_PACE = re.compile(
+    r"(?<![\w:.])\d{1,2}:\d{2}\s?(?:min(?:utes)?\s?)?(?:/\s?|per\s+)"
+    r"(?:km|kilomet(?:er|re)|mi|mile|k|100\s?m|lap)\b",
+    re.IGNORECASE,
 )
 _MONEY_POST = re.compile(
     rf"(?<![\w.,])(?P<num>{_NUM})(?P<scale>{_MONEY_SCALE})?\s?"
@@ -100,7 +120,7 @@ _EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-
 _UUID = re.compile(
     r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
 )
-_TICKET = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b")
+_TICKET = re.compile(r"\b[A-Z][A-Z0-9]{0,9}-\d+\b")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 _PHONE = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ -]?\(?\d{1,4}\)?){2,5}\d(?![\w-])")
 _IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
@@ -108,9 +128,13 @@ _VERSION = re.compile(r"\bv\d+(?:\.\d+)+\b")
 _ACCOUNT = re.compile(
     r"(?<![\w.,/:#-])(?:#\d+|\d{6,}|\d{3,4}(?:[ -]\d{3,4}){2,})(?![\w/:-]|[.,]\d)"
 )
+# lower case ('read:billing') or upper case ('READ:BILLING'), never mixed ('Re:Meeting');
+# an upper-case resource has 3 letters or more, so a name like 'CS:GO' is not a scope
 _SCOPE = re.compile(
-    r"(?<![\w/:.@-])(?P<res>[a-z][a-z_]*(?:\.[a-z_]+)*):(?P<rest>[a-z*][a-z0-9_*.-]*(?::[a-z0-9_*.-]+)*)"
-    r"(?![\w/:@])"
+    r"(?<![\w/:.@-])(?:"
+    r"(?P<res>[a-z][a-z_]*(?:\.[a-z_]+)*):[a-z*][a-z0-9_*.-]*(?::[a-z0-9_*.-]+)*"
+    r"|(?P<upper>[A-Z][A-Z_]{2,}(?:\.[A-Z_]+)*):[A-Z*][A-Z0-9_*.-]*(?::[A-Z0-9_*.-]+)*"
+    r")(?![\w/:@])"
 )
 _NOT_SCOPES = frozenset(
     {"http", "https", "mailto", "ftp", "file", "urn", "data", "tel", "ssh", "git"}
@@ -173,7 +197,8 @@ _TIME_AMPM = re.compile(
     re.IGNORECASE,
 )
 _TIME_WORD = re.compile(r"\b(?P<w>noon|midday|midnight)\b", re.IGNORECASE)
-_DATETIME_GAP = re.compile(r"^\s*(?:,|at|@|,\s*at)?\s*$", re.IGNORECASE)
+_DATETIME_GAP = re.compile(r"\s*(?:,|at|@|,\s*at)?\s*$", re.IGNORECASE)
+_DATETIME_GAP_LIMIT = 12
 _WORD_NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
@@ -192,11 +217,12 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 # negation, constraints, preferences, decisions (over case-folded clause text)
 _LIMIT_IDIOMS = re.compile(
     r"\b(?:no|not)\s+(?:more|less|fewer|later|earlier|longer)\s+than\b|\bnot\s+only\b"
-    r"|\bno\s+matter\b|\bnot\s+to\s+exceed\b"
+    r"|\bno\s+matter\b|\bnot\s+to\s+exceed\b",
+    re.IGNORECASE,
 )
-_DENIED_VALUE = re.compile(r"\b(?:not|isn't|aren't|wasn't|never)\s*$", re.IGNORECASE)
-_NO_LONGER = re.compile(r"\bno\s+longer\b|\bnot\s+anymore\b")
-_INTERJECTION_NO = re.compile(r"^\s*no\s*[,!.]")
+_NO_LONGER = re.compile(r"\bno\s+longer\b|\bnot\s+anymore\b", re.IGNORECASE)
+_INTERJECTION_NO = re.compile(r"\s*no\s*[,!.]", re.IGNORECASE)
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _NEGATORS = frozenset(
     {"not", "no", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor",
      "without", "cannot", "nope"}
@@ -274,6 +300,96 @@ _TRIGGER_WORDS = _NEGATORS | _words(
 )
 
 
+# value polarity: what may stand between a negation and the value it governs
+_GAP_LIMIT = 60
+_GAP_PUNCT = re.compile(r"[,;:()\[\]\"]")
+_BRIDGE_WORDS = _words(
+    """
+    a an the on at in for of to be been being is are was were am exactly really quite just
+    even ever that this these those my our your his her their its me you him us them it
+    any about around
+    """
+)
+_VALUE_VERBS = _words(
+    """
+    agree agreed agrees accept accepted accepts approve approved approves sign signed signs
+    pay paid pays owe owed owes spend spent spends charge charged charges offer offered
+    offers promise promised promises say said says quote quoted quotes ask asked asks want
+    wanted wants need needed needs have had has get got gets order ordered orders book
+    booked books buy bought buys earn earned earns make made makes cost costs run ran runs
+    weigh weighed weighs see saw sees
+    """
+)
+# '… was withdrawn' after a scope or value: a deny predicate; 'was never granted' too
+_DENY_AFTER = _words(
+    """
+    withdrawn revoked removed denied refused dropped rejected disabled blocked pulled
+    suspended cancelled canceled taken
+    """
+)
+_AFTER_DENIAL = re.compile(
+    r"[\s'’]*(?:s\s+)?(?:[^\W\d_]+\s+){0,3}?"
+    r"(?:is|are|was|were|be|got|gets|get|has\s+been|have\s+been|had\s+been)\s+"
+    r"(?:now\s+|also\s+|just\s+|then\s+|since\s+|again\s+)?"
+    r"(?P<neg>(?:not|never|no\s+longer)\s+)?"
+    r"(?P<verb>withdrawn|revoked|removed|denied|refused|dropped|rejected|disabled|blocked"
+    r"|pulled|suspended|cancell?ed|taken\s+away|granted|given|approved"
+    r"|allowed|enabled|added|kept|restored)\b",
+    re.IGNORECASE,
+)
+
+# weekdays: a past-tense clause reads a bare weekday backward ('I went sailing on Sunday')
+_PAST_FORMS = _words(
+    """
+    was were did had went came saw got met made took gave told said spent left ran ate drank
+    bought paid sent found thought felt kept lost won flew drove rode swam wrote began forgot
+    heard sold sat stood slept caught brought taught fought built held knew grew threw wore
+    broke spoke chose fell woke hung led lent meant sang sank hid fed fled dug stuck struck
+    swung understood wasn't weren't didn't hadn't
+    """
+)
+_NOT_PAST_ED = _words(
+    """
+    need feed seed speed indeed bed red shed hundred proceed succeed exceed embed weed breed
+    bleed sacred naked wicked shared
+    """
+)
+_PASSIVE_AUX = _words("am is are be being will i'm we're you're they're he's she's it's get gets")
+_FUTURE = re.compile(
+    r"\b(?:will|shall|going\s+to|gonna|plan(?:s|ning)?\s+to|next|tomorrow|upcoming)\b|'ll\b",
+    re.IGNORECASE,
+)
+_WEEKDAY_TARGET = re.compile(
+    r"\b(?:for|to|until|till|by|before|from|every|each)\s*$", re.IGNORECASE
+)
+_TENSE_WINDOW = 100
+
+# preferences: subjects, the words that may stand between a subject and its predicate
+_SUBJECTS = _words("i we you they he she")
+_PLAIN_SUBJECTS = _words("i we you they")
+_SUBJECT_BE = _words("i'm we're you're they're he's she's")
+_POSSESSIVES = _words("my our your his her their")
+_BE = _words("am is are was were be")
+_PRE_VERB = _words(
+    """
+    really truly absolutely totally just still also now genuinely honestly simply actually
+    definitely do does would so deeply secretly always kind sort of quite very much
+    """
+)
+_DEGREE = _words("so very really quite severely deathly extremely a bit little rather pretty")
+# lexicon words after a subject that are not attitudes towards something
+_NOT_ATTITUDES = _words(
+    """
+    hurt kill fail lose miss worry doubt cry suffer die win agree thank thanks help please
+    pray fight attack argue hope apologize apologise promise like's sorry well fine
+    struggle share stress problem cause support encourage
+    """
+)
+# attitude verbs the VADER lexicon lacks (checked: no entry for them or their inflections)
+_LEXICON_SUPPLEMENT: dict[str, float] = {"detest": -2.5}
+_MIN_VALENCE = 1.0
+
+
 # ---------------------------------------------------------------------------
 # spans
 
@@ -291,18 +407,42 @@ class _Span:
 
 @dataclass(eq=False)
 class _Sentence:
-    """A sentence and the non-overlapping spans recognisers have claimed, sorted by start."""
+    """A sentence and the non-overlapping spans recognisers have claimed.
+
+    Every per-span question (is this range free, what comes before this value)
+    is answered from structures built once per sentence, so reading a sentence
+    costs time linear in its length however many values it holds.
+    """
 
     text: str
     spans: list[_Span] = field(default_factory=list)
+    claimed: bytearray = field(init=False)
+    # ISO-day date spans by their end offset: a time right after one joins it
+    day_ends: dict[int, _Span] = field(default_factory=dict)
     starts: list[int] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.claimed = bytearray(len(self.text))
+
     def free(self, start: int, end: int) -> bool:
-        # spans never overlap, so only the neighbours of the insertion point can collide
-        at = bisect.bisect_right(self.starts, start)
-        if at and self.spans[at - 1].end > start:
+        return self.claimed.find(1, start, end) == -1
+
+    def claim(self, start: int, end: int) -> None:
+        self.claimed[start:end] = b"\x01" * (end - start)
+
+    def take(self, span: _Span) -> bool:
+        if not self.free(span.start, span.end):
             return False
-        return at == len(self.spans) or self.spans[at].start >= end
+        self.claim(span.start, span.end)
+        self.spans.append(span)
+        if span.kind == "date" and isinstance(span.value, str) and _ISO_DAY.fullmatch(span.value):
+            self.day_ends[span.end] = span
+        return True
+
+    def finish(self) -> None:
+        """Sort the spans once every recogniser has run."""
+        self.spans.sort(key=lambda s: s.start)
+        self.starts = [s.start for s in self.spans]
 
     @functools.cached_property
     def clauses(self) -> list[tuple[int, int]]:
@@ -313,18 +453,58 @@ class _Sentence:
         at = bisect.bisect_right(clauses, (offset, len(self.text) + 1)) - 1
         return clauses[at] if at >= 0 else (0, len(self.text))
 
+    @functools.cached_property
+    def verbatim_clauses(self) -> dict[int, str]:
+        """Per clause start: the clause as written (whitespace collapsed), built once."""
+        return {start: _verbatim(self.text[start:end]) for start, end in self.clauses}
+
+    def verbatim_clause_of(self, offset: int) -> str:
+        start, end = self.clause_of(offset)
+        found = self.verbatim_clauses.get(start)
+        return found if found is not None else _verbatim(self.text[start:end])
+
     def spans_in(self, start: int, end: int) -> list[_Span]:
         return self.spans[
             bisect.bisect_left(self.starts, start) : bisect.bisect_left(self.starts, end)
         ]
 
-    def take(self, span: _Span) -> bool:
-        if not self.free(span.start, span.end):
-            return False
-        at = bisect.bisect_right(self.starts, span.start)
-        self.starts.insert(at, span.start)
-        self.spans.insert(at, span)
-        return True
+    def spans_between(self, start: int, end: int) -> int:
+        """How many spans start in [start, end)."""
+        return bisect.bisect_left(self.starts, end) - bisect.bisect_left(self.starts, start)
+
+    @functools.cached_property
+    def anchor_words(self) -> tuple[list[int], list[str]]:
+        """Start offsets and words that may name what a value is *of*, in one pass.
+
+        Free (unclaimed) words that are neither stop words, digits nor trigger words.
+        """
+        starts: list[int] = []
+        words: list[str] = []
+        for match in _WORD.finditer(self.text):
+            word = match.group().casefold()
+            if word in _STOPWORDS or word in _TRIGGER_WORDS or word.isdigit():
+                continue
+            if self.free(match.start(), match.end()):
+                starts.append(match.start())
+                words.append(word)
+        return starts, words
+
+    @functools.cached_property
+    def negation_marks(self) -> dict[int, list[int]]:
+        """Per clause start: end offsets of each negation in that clause (one pass)."""
+        return {start: _negation_marks(self.text, start, end) for start, end in self.clauses}
+
+    @functools.cached_property
+    def denial_marks(self) -> dict[int, list[int]]:
+        """Per clause start: end offsets of negations and deny verbs ('revoke')."""
+        marks: dict[int, list[int]] = {}
+        for start, end in self.clauses:
+            found = list(self.negation_marks[start])
+            for match in _WORD.finditer(self.text, start, end):
+                if match.group().casefold() in _SCOPE_DENIERS:
+                    found.append(match.end())
+            marks[start] = sorted(found)
+        return marks
 
 
 # ---------------------------------------------------------------------------
@@ -353,18 +533,18 @@ def event_items(event: Event) -> list[Item]:
     items: list[Item] = []
     for fact in event.facts:
         _add(items, seen, event.id, fact.kind, f"{scope}/fact/{fact.key}", fact.value, fact.unit,
-             fact.polarity)  # fmt: skip
+             fact.polarity, "")  # fmt: skip
     anchor = _anchor_of(event)
     text_kinds = 0
     for sentence in split_sentences(event.text):
-        for kind, key, value, unit, polarity in _sentence_items(sentence, scope, anchor):
+        for kind, key, value, unit, polarity, clause in _sentence_items(sentence, scope, anchor):
             text_kinds += kind in _CLAUSE_KINDS
-            _add(items, seen, event.id, kind, key, value, unit, polarity)
+            _add(items, seen, event.id, kind, key, value, unit, polarity, clause)
     if not text_kinds and event.kind in _CLAUSE_KINDS and event.text.strip():
         # a constraint/preference/decision event whose wording no pattern caught: keep it whole
         value = _clause_value(event.text)
         key = f"{scope}/{event.kind}/{_slug(_content_words(value)) or 'text'}"
-        _add(items, seen, event.id, event.kind, key, value, None, True)
+        _add(items, seen, event.id, event.kind, key, value, None, True, _verbatim(event.text))
     return items
 
 
@@ -397,31 +577,67 @@ def text_values(text: str) -> list[tuple[FactValue, str | None, str]]:
     """
     found: list[tuple[FactValue, str | None, str]] = []
     for part in split_sentences(text):
-        sentence = _Sentence(part)
-        for recognise in _RECOGNISERS:
-            recognise(sentence, None)
-        for span in sorted(sentence.spans, key=lambda s: s.start):
+        sentence = _recognised(part, None)
+        for span in sentence.spans:
             if span.kind in ("number", "money", "date"):
                 found.append((span.value, span.unit, part[span.start : span.end]))
     return found
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the sentences of a text, surrounding whitespace excluded.
+
+    ``text[start:end]`` is exactly each string :func:`split_sentences` returns, so a
+    caller can keep a sentence verbatim and know where it stands.
+    """
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in [*_SENTENCE.finditer(text), None]:
+        end = len(text) if match is None else match.start()
+        while start < end and text[start].isspace():
+            start += 1
+        stop = end
+        while stop > start and text[stop - 1].isspace():
+            stop -= 1
+        if stop > start:
+            spans.append((start, stop))
+        if match is not None:
+            start = match.end()
+    return spans
+
+
 def split_sentences(text: str) -> list[str]:
-    return [s for s in (p.strip() for p in _SENTENCE.split(text)) if s]
+    """The sentences of a text: after . ! ? followed by whitespace and a capital,
+    digit, quote or bracket, and at every newline; each stripped."""
+    return [text[start:end] for start, end in sentence_spans(text)]
 
 
 # ---------------------------------------------------------------------------
 # assembling items
 
 _CLAUSE_KINDS = frozenset({"constraint", "negation", "preference", "decision"})
-_Found = tuple[str, str, FactValue, str | None, bool]
+# kind, key, value, unit, polarity, verbatim clause
+_Found = tuple[str, str, FactValue, str | None, bool, str]
 
 
 def _item(
-    source: str, kind: str, key: str, value: FactValue, unit: str | None, polarity: bool
+    source: str,
+    kind: str,
+    key: str,
+    value: FactValue,
+    unit: str | None,
+    polarity: bool,
+    clause: str = "",
 ) -> Item:
     return Item(
-        item_id(source, kind, key, value, unit, polarity), source, kind, key, value, unit, polarity
+        item_id(source, kind, key, value, unit, polarity),
+        source,
+        kind,
+        key,
+        value,
+        unit,
+        polarity,
+        clause,
     )
 
 
@@ -434,15 +650,20 @@ def _add(
     value: FactValue,
     unit: str | None,
     polarity: bool,
+    clause: str,
 ) -> None:
-    item = _item(source, kind, key, value, unit, polarity)
+    item = _item(source, kind, key, value, unit, polarity, clause)
     if item.id not in seen:  # the same statement twice in one event is one item
         seen.add(item.id)
         items.append(item)
 
 
 def _anchor_of(event: Event) -> datetime | None:
-    """The instant relative dates resolve against: ``at``, else ``recorded_at``, else none."""
+    """The instant relative dates resolve against: ``at``, else ``recorded_at``, else none.
+
+    ``isoparse`` keeps the UTC offset written in the stamp, so ``.date()`` is the
+    event's own local day: 'tomorrow' sent at 2026-03-04T23:00:00-07:00 is March 5.
+    """
     for stamp in (event.at, event.recorded_at):
         if stamp:
             try:
@@ -452,22 +673,31 @@ def _anchor_of(event: Event) -> datetime | None:
     return None
 
 
-def _sentence_items(text: str, scope: str, anchor: datetime | None) -> Iterator[_Found]:
+def _recognised(text: str, anchor: datetime | None) -> _Sentence:
     sentence = _Sentence(text)
     for recognise in _RECOGNISERS:
         recognise(sentence, anchor)
-    ids = sorted((s for s in sentence.spans if s.kind == "id"), key=lambda s: s.start)
+    sentence.finish()
+    return sentence
+
+
+def _sentence_items(text: str, scope: str, anchor: datetime | None) -> Iterator[_Found]:
+    sentence = _recognised(text, anchor)
+    ids = [s for s in sentence.spans if s.kind == "id"]
     entity = f"[{ids[0].value}]" if ids else ""
-    for span in sorted(sentence.spans, key=lambda s: s.start):
+    for span in sentence.spans:
+        clause = sentence.verbatim_clause_of(span.start)
         if span.kind == "id":
-            yield "id", f"{scope}/id/{span.subtype}:{span.value}", span.value, None, True
+            key = f"{scope}/id/{span.subtype}:{span.value}"
+            yield "id", key, span.value, None, True, clause
         elif span.kind == "scope":
-            polarity = _scope_polarity(sentence, span)
-            yield "scope", f"{scope}/scope/{span.value}{entity}", span.value, None, polarity
+            key = f"{scope}/scope/{str(span.value).casefold()}{entity}"
+            yield "scope", key, span.value, None, _scope_polarity(sentence, span), clause
         else:
             anchor_words = _anchor_words(sentence, span)
             key = f"{scope}/{span.kind}/{_slug(anchor_words) or span.kind}{entity}"
-            yield span.kind, key, span.value, span.unit, _value_polarity(sentence, span)
+            polarity = _value_polarity(sentence, span)
+            yield span.kind, key, span.value, span.unit, polarity, clause
     yield from _clause_items(sentence, scope, entity)
 
 
@@ -486,31 +716,56 @@ def _clauses(text: str) -> list[tuple[int, int]]:
 
 
 def _negations(clause: str) -> int:
-    """How many negations a case-folded clause carries (2 = double negation = affirmed)."""
-    text = _LIMIT_IDIOMS.sub(" ", clause)
-    count = len(_NO_LONGER.findall(text))
-    text = _NO_LONGER.sub(" ", text)
-    if _INTERJECTION_NO.match(text):
-        text = _INTERJECTION_NO.sub(" ", text, count=1)
-    words = _WORD.findall(text.replace("’", "'"))
-    for i, word in enumerate(words):
-        if word in _NEGATORS or word.endswith("n't"):
-            count += 1
-        elif word in _NEG_IMPLICATIVE:
-            # 'fails to reply' negates 'reply'; 'the request failed' negates nothing
-            needs_to = word in _NEEDS_TO
-            count += not needs_to or (i + 1 < len(words) and words[i + 1] == "to")
-    return count
+    """How many negations a clause carries (2 = double negation = affirmed)."""
+    return len(_negation_marks(clause, 0, len(clause)))
 
 
-def _clause_kind(clause: str, sentence: _Sentence, offset: int) -> str | None:
+def _negation_marks(text: str, start: int, end: int) -> list[int]:
+    """End offsets of the negations in ``text[start:end]``, in order.
+
+    Limit idioms ('no more than'), 'not only', 'no matter' and an opening 'No,'
+    are not negations; 'no longer' and 'not anymore' count once.
+    """
+    masked = [(m.start(), m.end()) for m in _LIMIT_IDIOMS.finditer(text, start, end)]
+    marks = []
+    for m in _NO_LONGER.finditer(text, start, end):
+        masked.append((m.start(), m.end()))
+        marks.append(m.end())
+    interjection = _INTERJECTION_NO.match(text, start, end)
+    if interjection:
+        masked.append((interjection.start(), interjection.end()))
+    masked.sort()
+    words = [m for m in _WORD.finditer(text, start, end) if not _inside(masked, m.start())]
+    for i, match in enumerate(words):
+        word = match.group().casefold().replace("’", "'")
+        if _is_negation(word, words[i + 1].group().casefold() if i + 1 < len(words) else ""):
+            marks.append(match.end())
+    return sorted(marks)
+
+
+def _is_negation(word: str, following: str) -> bool:
+    if word in _NEGATORS or word.endswith("n't"):
+        return True
+    # 'fails to reply' negates 'reply'; 'the request failed' negates nothing
+    return word in _NEG_IMPLICATIVE and (word not in _NEEDS_TO or following == "to")
+
+
+def _inside(intervals: list[tuple[int, int]], offset: int) -> bool:
+    at = bisect.bisect_right(intervals, (offset, 1 << 62)) - 1
+    return at >= 0 and intervals[at][0] <= offset < intervals[at][1]
+
+
+def _clause_kind(
+    clause: str, sentence: _Sentence, offset: int, predicate: _Predicate | None, negations: int
+) -> str | None:
+    """``negations``: the clause's negations, less those of its predicate ("can't stand")."""
     if _IMPERATIVE.match(clause) or _CONSTRAINT.search(clause):
         return "constraint"
     if _has_temporal_limit(sentence, offset, offset + len(clause)):
         return "constraint"
-    if _negations(clause):
+    if negations:
         return "negation"
-    if _PREFERENCE.search(clause):
+    if predicate is not None or _PREFERENCE.search(clause):
         return "preference"
     if _DECISION.search(clause):
         return "decision"
@@ -531,18 +786,36 @@ def _clause_items(sentence: _Sentence, scope: str, entity: str) -> Iterator[_Fou
     for start, end in sentence.clauses:
         raw = text[start:end]
         clause = raw.casefold().replace("’", "'").strip()
-        kind = _clause_kind(clause, sentence, start)
+        predicate = _attitude(raw)
+        # the clause's negations, counted once per sentence on its original text
+        negations = len(sentence.negation_marks[start]) - (predicate.absorbed if predicate else 0)
+        kind = _clause_kind(clause, sentence, start, predicate, negations)
         if kind is None:
             continue
-        polarity = _negations(clause) % 2 == 0
+        polarity = negations % 2 == 0
+        if kind == "preference" and predicate is not None:
+            # 'I detest olives': the predicate's lexicon valence gives the polarity
+            polarity = polarity == (predicate.valence > 0)
         value = _clause_value(raw)
-        words = [w for w in _content_words(value) if w not in _TRIGGER_WORDS and w.isalpha()]
+        skip = predicate.words if predicate is not None else frozenset()
+        words = [
+            w
+            for w in _content_words(value)
+            if w not in _TRIGGER_WORDS and w not in skip and w.isalpha()
+        ]
         anchor = _slug(words) or _slug(_content_words(value)) or kind
-        yield kind, f"{scope}/{kind}/{anchor}{entity}", value, None, polarity
+        clause_text = sentence.verbatim_clauses[start]
+        yield kind, f"{scope}/{kind}/{anchor}{entity}", value, None, polarity, clause_text
 
 
 def _clause_value(text: str) -> str:
+    """A clause kind's value: the clause case-folded, for comparison (Item.clause keeps it)."""
     return " ".join(text.split()).strip(" .!?,;:").casefold()
+
+
+def _verbatim(text: str) -> str:
+    """A clause as written: original case and punctuation, whitespace collapsed."""
+    return " ".join(text.split())
 
 
 def _content_words(text: str) -> list[str]:
@@ -557,40 +830,196 @@ def _anchor_words(sentence: _Sentence, span: _Span) -> list[str]:
     """What a number, amount or date is *of*: up to 3 content words before it in its clause.
 
     Falls back to the words after it; a count's noun ('3 servers') is appended.
+    Found by bisection in the sentence's word index, so each value costs O(log n).
     """
     clause_start, clause_end = sentence.clause_of(span.start)
-    before = _free_words(sentence, clause_start, span.start)
-    words = [w for w in before if w not in _TRIGGER_WORDS][-3:]
+    starts, all_words = sentence.anchor_words
+    first = bisect.bisect_left(starts, clause_start)
+    here = bisect.bisect_left(starts, span.start)
+    words = all_words[max(first, here - 3) : here]
     if not words:
-        after = _free_words(sentence, span.end, clause_end)
-        words = [w for w in after if w not in _TRIGGER_WORDS][:3]
+        after = bisect.bisect_left(starts, span.end)
+        words = all_words[after : min(after + 3, bisect.bisect_left(starts, clause_end))]
     if span.noun and span.noun not in words:
-        words.append(span.noun)
-    return words
-
-
-def _free_words(sentence: _Sentence, start: int, end: int) -> list[str]:
-    words = []
-    for match in _WORD.finditer(sentence.text, start, end):
-        word = match.group().casefold()
-        if word in _STOPWORDS or word.isdigit():
-            continue
-        if sentence.free(match.start(), match.end()):
-            words.append(word)
+        words = [*words, span.noun]
     return words
 
 
 def _value_polarity(sentence: _Sentence, span: _Span) -> bool:
-    """'5 km, not 5 mi': a value right after a negator is denied; elsewhere it is stated."""
-    return _DENIED_VALUE.search(sentence.text, 0, span.start) is None
+    """Is a number, amount or date stated (True) or denied (False)?
+
+    Denied when a negation governs it: the nearest negation before it in its
+    clause is separated from it only by function words and at most one verb that
+    takes a value ('not on June 3', 'never agreed to a $700 fee', 'isn't 500'),
+    with no other value in between ('not 5 mi' but '..., it's on June 4'). A bound
+    in between keeps it stated ('never spend more than 500 EUR': the clause is the
+    constraint). Or when a deny verb follows it ('the $700 offer was rejected').
+    """
+    clause_start, clause_end = sentence.clause_of(span.start)
+    marks = sentence.negation_marks.get(clause_start, [])
+    at = bisect.bisect_right(marks, span.start)
+    denied = False
+    if at:
+        mark = marks[at - 1]
+        gap = sentence.text[mark : span.start]
+        denied = (
+            len(gap) <= _GAP_LIMIT
+            and sentence.spans_between(mark, span.start) == 0
+            and _governs(gap)
+        )
+    return denied == _denied_after(sentence, span, clause_end)
+
+
+def _governs(gap: str) -> bool:
+    verbs = 0
+    for word in _WORD.findall(gap.casefold().replace("’", "'")):
+        if word in _VALUE_VERBS:
+            verbs += 1
+        elif word not in _BRIDGE_WORDS:
+            return False
+    return verbs <= 1 and _GAP_PUNCT.search(gap) is None
+
+
+def _denied_after(sentence: _Sentence, span: _Span, clause_end: int) -> bool:
+    """'… permission was withdrawn', 'is refused', 'was never granted' right after a span."""
+    m = _AFTER_DENIAL.match(sentence.text, span.end, min(clause_end, span.end + _GAP_LIMIT))
+    if m is None:
+        return False
+    deny = m["verb"].casefold().split()[0] in _DENY_AFTER
+    return deny != bool(m["neg"])
 
 
 def _scope_polarity(sentence: _Sentence, span: _Span) -> bool:
-    """Negators and deny verbs ('revoke', 'remove') before the scope in its clause."""
-    start, _ = sentence.clause_of(span.start)
-    before = sentence.text[start : span.start].casefold()
-    denials = _negations(before) + sum(1 for w in _WORD.findall(before) if w in _SCOPE_DENIERS)
-    return denials % 2 == 0
+    """Negators and deny verbs ('revoke', 'remove') before the scope in its clause,
+    and a deny predicate after it ('was withdrawn', 'is refused')."""
+    clause_start, clause_end = sentence.clause_of(span.start)
+    marks = sentence.denial_marks.get(clause_start, [])
+    denials = bisect.bisect_right(marks, span.start)
+    return (denials % 2 == 0) != _denied_after(sentence, span, clause_end)
+
+
+# ---------------------------------------------------------------------------
+# preferences from a sentiment lexicon
+
+
+@dataclass(frozen=True)
+class _Predicate:
+    """An attitude predicate ('detest', "can't stand", 'allergic to') and its valence."""
+
+    valence: float
+    words: frozenset[str]  # the predicate's words, left out of the item's key
+    absorbed: int = 0  # negations that belong to the predicate ("can't stand")
+
+
+@functools.cache
+def sentiment_lexicon() -> dict[str, float]:
+    """The VADER lexicon (word -> mean valence, -4..4), read once per process.
+
+    Read from the file the ``vaderSentiment`` package ships (offline); the
+    package's analyser itself is not used: only the sign of a predicate is needed.
+    """
+    text = files("vaderSentiment").joinpath("vader_lexicon.txt").read_text(encoding="utf-8")
+    lexicon: dict[str, float] = {}
+    for line in text.splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 2:
+            try:
+                lexicon[fields[0].strip()] = float(fields[1])
+            except ValueError:
+                continue
+    return lexicon
+
+
+def _valence(word: str) -> float | None:
+    """The valence of an attitude verb or adjective, its 3rd-person form included."""
+    if word in _PAST_FORMS or word.endswith(("ed", "ing")):
+        return None
+    forms = list(_base_forms(word))
+    if any(form in _NOT_ATTITUDES for form in forms):
+        return None
+    lexicon = sentiment_lexicon()
+    for form in forms:
+        valence = _LEXICON_SUPPLEMENT.get(form, lexicon.get(form))
+        if valence is not None:
+            return valence if abs(valence) >= _MIN_VALENCE else None
+    return None
+
+
+def _base_forms(word: str) -> Iterator[str]:
+    """The word, then the verbs it may be the 3rd person of ('adores' -> 'adore')."""
+    yield word
+    if len(word) < 5 or not word.endswith("s") or word.endswith("ss"):
+        return
+    if word.endswith("ies"):
+        yield word[:-3] + "y"
+    if word.endswith("es"):
+        yield word[:-2]
+    yield word[:-1]
+
+
+def _attitude(clause: str) -> _Predicate | None:
+    """The attitude predicate of a clause, if its subject holds one.
+
+    'I detest olives', 'Sam loves jazz', 'My wife hates cilantro', "I can't stand
+    noise", "I'm allergic to shellfish", 'We are fond of hiking': the word after a
+    subject (a pronoun, a capitalised name, 'my wife', …), past optional adverbs,
+    looked up in the lexicon; or an adjective after a form of 'be' followed by
+    'of'/'to'. Past forms ('I lost my keys') and words that are not attitudes
+    ('I hurt my knee') are skipped.
+    """
+    tokens = [(m.group(), m.group().casefold().replace("’", "'")) for m in _WORD.finditer(clause)]
+    for i, (_, word) in enumerate(tokens):
+        subject_be = word in _SUBJECT_BE
+        if not (subject_be or _is_subject(tokens, i)):
+            continue
+        j = i + 1
+        while j < len(tokens) and tokens[j][1] in _PRE_VERB:
+            j += 1
+        if j >= len(tokens):
+            return None
+        if subject_be or tokens[j][1] in _BE:
+            found = _adjective(tokens, j if subject_be else j + 1)
+        elif word in _PLAIN_SUBJECTS or _third_person(tokens[j][1]):
+            # 'Sam loves', 'my wife hates': a singular subject's verb ends in -s, which
+            # keeps imperatives ('Call support') and nouns ('Our team has') out
+            found = _verb(tokens, j)
+        else:
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+def _is_subject(tokens: list[tuple[str, str]], i: int) -> bool:
+    """A pronoun anywhere; a name or 'my wife' only where a subject stands: first."""
+    raw, word = tokens[i]
+    return (
+        word in _SUBJECTS
+        or (i == 1 and tokens[0][1] in _POSSESSIVES)
+        or (i == 0 and raw[:1].isupper() and word not in _STOPWORDS)
+    )
+
+
+def _third_person(word: str) -> bool:
+    return word.endswith("s") and not word.endswith("ss")
+
+
+def _verb(tokens: list[tuple[str, str]], j: int) -> _Predicate | None:
+    word = tokens[j][1]
+    if word in ("can't", "cannot") and j + 1 < len(tokens) and tokens[j + 1][1] == "stand":
+        valence = sentiment_lexicon().get("can't stand", -2.0)
+        return _Predicate(valence, frozenset({word, "stand"}), absorbed=1)
+    found = _valence(word)
+    return None if found is None else _Predicate(found, frozenset({word}))
+
+
+def _adjective(tokens: list[tuple[str, str]], j: int) -> _Predicate | None:
+    while j < len(tokens) and tokens[j][1] in _DEGREE:
+        j += 1
+    if j + 1 >= len(tokens) or tokens[j + 1][1] not in ("of", "to"):
+        return None
+    valence = _valence(tokens[j][1])
+    return None if valence is None else _Predicate(valence, frozenset({tokens[j][1]}))
 
 
 # ---------------------------------------------------------------------------
@@ -645,7 +1074,7 @@ def _normalize_id(value: str, subtype: str) -> str:
 
 def _scopes(sentence: _Sentence, anchor: datetime | None) -> None:
     for m in _SCOPE.finditer(sentence.text):
-        if m.group("res") in _NOT_SCOPES:
+        if (m["res"] or m["upper"]).casefold() in _NOT_SCOPES:
             continue
         value = m.group().rstrip(".-")
         sentence.take(_Span(m.start(), m.start() + len(value), "scope", value))
@@ -728,9 +1157,37 @@ def _relative_dates(sentence: _Sentence, anchor: datetime) -> None:
             ahead = ahead - 7 if ahead else -7
         elif which == "next" and ahead == 0:
             ahead = 7
+        elif which in ("", "on") and ahead and _past_tense_around(sentence, m.start(), m.end()):
+            ahead -= 7  # 'I went sailing on Sunday': the latest Sunday, today included
         sentence.take(
             _Span(m.start(), m.end(), "date", (today + timedelta(days=ahead)).isoformat())
         )
+
+
+def _past_tense_around(sentence: _Sentence, start: int, end: int) -> bool:
+    """Does the clause around a weekday speak of the past, and not of a target date?
+
+    Past: a past form ('went', 'was') or an '-ed' verb not after 'is'/'will'/...;
+    not when the clause also speaks of the future ('will', "'ll", 'next') or the
+    weekday is a target ('for Friday', 'to Monday', 'until Friday').
+    """
+    text = sentence.text
+    clause_start, clause_end = sentence.clause_of(start)
+    lo, hi = max(clause_start, start - _TENSE_WINDOW), min(clause_end, end + _TENSE_WINDOW)
+    if _WEEKDAY_TARGET.search(text, max(lo, start - 10), start) or _FUTURE.search(text, lo, hi):
+        return False
+    previous = ""
+    for match in _WORD.finditer(text, lo, hi):
+        word = match.group().casefold().replace("’", "'")
+        if word in _PAST_FORMS or (
+            word.endswith("ed")
+            and len(word) > 3
+            and word not in _NOT_PAST_ED
+            and previous not in _PASSIVE_AUX
+        ):
+            return True
+        previous = word
+    return False
 
 
 def _period(today: date, which: str | None, period: str | None, end: str | None) -> str:
@@ -776,22 +1233,23 @@ def _times(sentence: _Sentence, anchor: datetime | None) -> None:
             continue
         day = _date_before(sentence, span.start)
         if day is not None:  # 'March 5 at 14:30' is one date-time
+            del sentence.day_ends[day.end]
             day.value = f"{day.value}T{span.value}"
+            sentence.claim(day.end, span.end)
             day.end = span.end
             continue
         sentence.take(span)
 
 
 def _date_before(sentence: _Sentence, start: int) -> _Span | None:
-    for span in sentence.spans:
-        if (
-            span.kind == "date"
-            and span.end <= start
-            and isinstance(span.value, str)
-            and re.fullmatch(r"\d{4}-\d{2}-\d{2}", span.value)
-            and _DATETIME_GAP.match(sentence.text[span.end : start])
-        ):
-            return span
+    """The ISO-day date a time directly follows ('March 5, 2024 at 14:00'), if any.
+
+    The gap is short by definition, so only the last few offsets are looked up.
+    """
+    for end in range(start, max(-1, start - _DATETIME_GAP_LIMIT), -1):
+        day = sentence.day_ends.get(end)
+        if day is not None and _DATETIME_GAP.match(sentence.text[end:start]):
+            return day
     return None
 
 
@@ -819,6 +1277,8 @@ def _tz(tz: str | None) -> str:
 
 
 def _money(sentence: _Sentence, anchor: datetime | None) -> None:
+    for m in _AMBIGUOUS_MONEY.finditer(sentence.text):  # '¥600': yen or yuan?
+        sentence.take(_verbatim_span(sentence, m.start(), m.end(), "money"))
     for pattern in (_MONEY_PRE, _MONEY_POST):
         for m in pattern.finditer(sentence.text):
             cur = m["cur"]
@@ -826,8 +1286,28 @@ def _money(sentence: _Sentence, anchor: datetime | None) -> None:
             code = code or CURRENCY_WORDS.get(cur.lower())
             if code is None:
                 continue
+            if _DOT_GROUPS.fullmatch(m["num"]):  # '€1.250': 1250 or 1.25?
+                sentence.take(_verbatim_span(sentence, m.start(), m.end(), "money"))
+                continue
             amount = _amount(m["num"], m["scale"])
             sentence.take(_Span(m.start(), m.end(), "money", amount, code))
+
+
+def _verbatim_span(sentence: _Sentence, start: int, end: int, kind: str) -> _Span:
+    """An amount kept as written (value = the text, unit None): it has two readings."""
+    return _Span(start, end, kind, _verbatim(sentence.text[start:end]))
+
+
+def _verbatim_quantities(sentence: _Sentence, anchor: datetime | None) -> None:
+    """Paces ('5:30 per km', not a time of day) and decimal commas ('2,5 m'), as written."""
+    text = sentence.text
+    for m in _PACE.finditer(text):
+        sentence.take(_verbatim_span(sentence, m.start(), m.end(), "number"))
+    for m in _DECIMAL_COMMA.finditer(text):
+        if not sentence.free(m.start(), m.end()):
+            continue
+        _, end = _unit_at(text, m.end())
+        sentence.take(_verbatim_span(sentence, m.start(), end, "number"))
 
 
 def _amount(num: str, scale: str | None) -> int | float:
@@ -846,11 +1326,15 @@ def _numbers(sentence: _Sentence, anchor: datetime | None) -> None:
         unit, unit_end = _unit_at(text, end)
         if unit is None and end < len(text) and (text[end].isalpha() or text[end] in "°'’"):
             continue  # '3rd', '2FA', "90's": not a quantity
+        if unit == "second" and text[end:unit_end] == "s" and len(m["num"]) == 4:
+            continue  # '1990s' is a decade
+        if _ambiguous_number(m, text[end:unit_end].strip(" \u00a0-")):
+            stop = unit_end if unit else end
+            sentence.take(_verbatim_span(sentence, m.start(), stop, "number"))
+            continue
         value = _amount(m["num"], m["scale"])
         if m["sign"]:
             value = -value
-        if unit == "second" and text[end:unit_end] == "s" and len(m["num"]) == 4:
-            continue  # '1990s' is a decade
         second: _Span | None = None
         if unit is None:
             unit, second = _range_unit(sentence, end)
@@ -869,8 +1353,20 @@ def _numbers(sentence: _Sentence, anchor: datetime | None) -> None:
             sentence.take(second)
 
 
+def _ambiguous_number(m: re.Match[str], unit_text: str) -> bool:
+    """'10k' (10,000 or 10 km?), '2B' (bytes or billion?), '20 pounds' (mass or money?),
+    '1.250.000' (dot-grouped thousands)."""
+    scale = (m["scale"] or "").strip()
+    return (
+        scale in ("k", "K")
+        or unit_text in AMBIGUOUS_UNIT_SPELLINGS
+        or unit_text.casefold() in AMBIGUOUS_UNIT_SPELLINGS
+        or (_DOT_GROUPS.fullmatch(m["num"]) is not None and m["num"].count(".") > 1)
+    )
+
+
 def _unit_at(text: str, end: int) -> tuple[str | None, int]:
-    m = _UNIT_AT.match(text, end)
+    m = _UNIT_AT.match(text, end, end + _UNIT_WINDOW)
     if m is None:
         return None, end
     word = m.group(1)
@@ -880,7 +1376,7 @@ def _unit_at(text: str, end: int) -> tuple[str | None, int]:
 def _range_unit(sentence: _Sentence, end: int) -> tuple[str | None, _Span | None]:
     """'5-10 km' and '5 to 10 km': the first number takes the second one's unit."""
     text = sentence.text
-    m = _RANGE_TAIL.match(text, end)
+    m = _RANGE_TAIL.match(text, end, end + _LOOKAHEAD)
     if m is None:
         return None, None
     unit, unit_end = _unit_at(text, m.end())
@@ -891,11 +1387,21 @@ def _range_unit(sentence: _Sentence, end: int) -> tuple[str | None, _Span | None
 
 
 def _noun_after(text: str, end: int) -> str:
-    m = _WORD.match(text, end + 1 if text[end : end + 1] == " " else end)
+    start = end + 1 if text[end : end + 1] == " " else end
+    m = _WORD.match(text, start, start + _LOOKAHEAD)
     if m is None:
         return ""
     word = m.group().casefold()
     return "" if word in _STOPWORDS or word.isdigit() else word
 
 
-_RECOGNISERS = (_ids, _dates, _accounts, _scopes, _times, _money, _numbers)
+_RECOGNISERS = (
+    _ids,
+    _dates,
+    _accounts,
+    _scopes,
+    _verbatim_quantities,
+    _times,
+    _money,
+    _numbers,
+)

@@ -288,7 +288,8 @@ CURRENCY_SYMBOLS: dict[str, str] = {
     "$": "USD",
     "€": "EUR",
     "£": "GBP",
-    "¥": "JPY",
+    "JP¥": "JPY",
+    "CN¥": "CNY",
     "₹": "INR",
     "₩": "KRW",
     "₽": "RUB",
@@ -314,11 +315,25 @@ CURRENCY_WORDS: dict[str, str] = {
     "sterling": "GBP",
     "gbp": "GBP",
     "yen": "JPY",
+    "yuan": "CNY",
+    "renminbi": "CNY",
     "swiss francs": "CHF",
     "francs": "CHF",
     "rupees": "INR",
     "kronor": "SEK",
     "kroner": "NOK",
+}
+
+
+# Spellings that name two different things. The extractor keeps an amount written
+# with one of them verbatim (value = the text as written, unit None) instead of
+# guessing: '¥' is the yen or the yuan, '20 pounds' a mass or a sum of money,
+# '2B' two bytes or two billion.
+AMBIGUOUS_CURRENCY_SYMBOLS: dict[str, tuple[str, ...]] = {"¥": ("JPY", "CNY")}
+AMBIGUOUS_UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "pound": ("pound", "GBP"),
+    "pounds": ("pound", "GBP"),
+    "B": ("byte", "billion"),
 }
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from memlineage.extract import extract_items, text_values
+from memlineage.extract import expected_open_items, extract_items, text_values
 from memlineage.gate import CODES, carried_values, check
 from memlineage.generators.base import GenerationRequest
 from memlineage.generators.deterministic import DeterministicGenerator

@@ -87,14 +87,18 @@ class FakeServer:
     script: list[Action] = field(default_factory=list)
     requests: list[Recorded] = field(default_factory=list)
     refuse_json_schema: bool = False
+    budget: int | None = None  # the oracle's token budget: 0 leaves narrative to cold
     lock: threading.Lock = field(default_factory=threading.Lock)
     release: threading.Event = field(default_factory=threading.Event)
 
-    def reset(self, *actions: Action, refuse_json_schema: bool = False) -> None:
+    def reset(
+        self, *actions: Action, refuse_json_schema: bool = False, budget: int | None = None
+    ) -> None:
         with self.lock:
             self.script = list(actions)
             self.requests = []
             self.refuse_json_schema = refuse_json_schema
+            self.budget = budget
         self.release.clear()
 
     def next_action(self, body: Doc, headers: dict[str, str]) -> Action:
@@ -110,7 +114,7 @@ def input_document(messages: list[dict[str, str]]) -> Doc:
     return doc
 
 
-def correct_answer(doc: Doc) -> Doc:
+def correct_answer(doc: Doc, budget: int | None = None) -> Doc:
     """What the built-in generator answers for the prompt's input, over its previous output."""
     events = tuple(
         Event(
@@ -126,15 +130,28 @@ def correct_answer(doc: Doc) -> Doc:
     )
     items = tuple(Item(**i) for i in doc["mustPreserve"])
     conflicts = tuple(Conflict(**c) for c in doc["unresolvedConflicts"])
-    request = GenerationRequest("s", events, items, conflicts, tuple(doc["openItems"]))
+    request = GenerationRequest(
+        "s", events, items, conflicts, tuple(doc["openItems"]), budget=budget
+    )
     answer: Doc = DeterministicGenerator().generate(request)
     previous = doc.get("previousOutput")
     if previous:
-        answer = _extend(Output.from_json(previous).to_json(), answer)
+        answer = _extend(Output.from_json(previous).to_json(), answer, conflicts)
     return answer
 
 
-def _extend(previous: Doc, new: Doc) -> Doc:
+def _extend(previous: Doc, new: Doc, conflicts: tuple[Conflict, ...]) -> Doc:
+    """The previous output plus the new answer; what a new conflict names becomes contested."""
+    sides = {side: c for c in conflicts for side in (c.a, c.b)}
+    for claim in previous["claims"]:
+        hit = next((sides[s] for s in claim["derivedFrom"] if s in sides), None)
+        if hit is not None:
+            claim["kind"] = "conflict"
+            claim["derivedFrom"] = list(dict.fromkeys([*claim["derivedFrom"], hit.a, hit.b]))
+    for statement in previous.get("statements", []):
+        hit = next((sides[s] for s in statement["derivedFrom"] if s in sides), None)
+        if hit is not None:
+            statement["contested"] = hit.id
     merged = dict(new)
     for name in ("claims", "statements"):
         merged[name] = previous.get(name, []) + new.get(name, [])
@@ -190,11 +207,12 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, b"", {"content-type": "application/json"})
             elif action.kind == "stall":
                 server.release.wait(action.seconds)
-                self._send_text(correct_answer(input_document(body["messages"])), body, raw)
+                answer = correct_answer(input_document(body["messages"]), server.budget)
+                self._send_text(answer, body, raw)
             elif action.kind == "content":
                 self._json(200, _completion(action.text, SNAPSHOT, len(raw)))
             else:
-                answer = correct_answer(input_document(body["messages"]))
+                answer = correct_answer(input_document(body["messages"]), server.budget)
                 if action.mutate is not None:
                     answer = action.mutate(answer, input_document(body["messages"]))
                 self._send_text(answer, body, raw)

@@ -7,7 +7,8 @@ request, in order, then ``oracle()`` for every later one. The oracle reads the
 would, extended by the previous output when the prompt carries one; an
 ``oracle(mutate)`` answer passes that output through ``mutate`` first.
 
-Actions: ``oracle(mutate=None)``, ``content(text)``, ``status(code, message,
+Once the script is spent, every request gets ``default`` (an oracle unless
+told). Actions: ``oracle(mutate=None)``, ``content(text)``, ``status(code, message,
 headers)``, ``empty_body()``, ``stall(seconds)``.
 """
 
@@ -88,23 +89,29 @@ class FakeServer:
     requests: list[Recorded] = field(default_factory=list)
     refuse_json_schema: bool = False
     budget: int | None = None  # the oracle's token budget: 0 leaves narrative to cold
+    default: Action = field(default_factory=lambda: oracle())  # once the script is spent
     lock: threading.Lock = field(default_factory=threading.Lock)
     release: threading.Event = field(default_factory=threading.Event)
 
     def reset(
-        self, *actions: Action, refuse_json_schema: bool = False, budget: int | None = None
+        self,
+        *actions: Action,
+        refuse_json_schema: bool = False,
+        budget: int | None = None,
+        default: Action | None = None,
     ) -> None:
         with self.lock:
             self.script = list(actions)
             self.requests = []
             self.refuse_json_schema = refuse_json_schema
             self.budget = budget
+            self.default = default or oracle()
         self.release.clear()
 
     def next_action(self, body: Doc, headers: dict[str, str]) -> Action:
         with self.lock:
             self.requests.append(Recorded(body, headers))
-            return self.script.pop(0) if self.script else oracle()
+            return self.script.pop(0) if self.script else self.default
 
 
 def input_document(messages: list[dict[str, str]]) -> Doc:

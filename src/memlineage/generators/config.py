@@ -108,7 +108,8 @@ def resolve(
     merged = {**merged, **tenant_table}
     overrides = {"name": generator, "base_url": base_url, "model": model}
     merged.update({k: v for k, v in overrides.items() if v is not None})
-    name = merged.pop("name", None) or ("openai" if model or base_url else "deterministic")
+    implied = "openai" if merged.get("model") or merged.get("base_url") else "deterministic"
+    name = merged.pop("name", None) or implied
     source = str(path) if path is not None else None
     if name not in GENERATORS:
         raise BadInput(f"unknown generator {name!r}; one of {', '.join(GENERATORS)}",

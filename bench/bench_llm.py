@@ -137,7 +137,8 @@ def main() -> int:
     httpd, url = _server()
     print(f"python {sys.version.split()[0]}; medians of {REPEATS}; a typical model call = 2 s")
     header = (f"{'statements':>10} {'response':>9} {'prompt':>8} {'parse+gate':>10} "
-              f"{'write+switch':>12} {'bookkeeping':>11} {'of 2 s':>7} {'x response':>10}")  # fmt: skip
+              f"{'write+switch':>12} {'bookkeeping':>11} {'of 2 s':>7} "
+              f"{'x response':>10}")  # fmt: skip
     print(header)
     with tempfile.TemporaryDirectory(prefix="memlineage-bench-llm-") as tmp:
         for count in SIZES[:2] if quick else SIZES:

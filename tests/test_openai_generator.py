@@ -29,8 +29,9 @@ from llm_server import (
     status,
 )
 from memlineage import Memory
+from memlineage.generators import prompt
 from memlineage.generators.base import GenerationRequest
-from memlineage.generators.openai import OpenAIConfig, OpenAIGenerator
+from memlineage.generators.openai import OpenAIConfig, OpenAIGenerator, count_tokens
 from memlineage.model import Artifact, ArtifactStatus, Event
 from memlineage.recall import Recall
 
@@ -371,8 +372,8 @@ def test_a_stall_past_the_timeout_falls_back_and_nothing_half_finished_is_read(
 
 def _small_context(fake: FakeServer, tokens: int) -> dict[str, Any]:
     """A context whose prompt has room for ``tokens`` beside the fixed part of the prompt."""
-    probe = make_generator(fake)
-    fixed = probe.prompt_tokens(GenerationRequest("user-7", (), (), (), ()))
+    empty = prompt.messages(GenerationRequest("user-7", (), (), (), ()))
+    fixed = sum(count_tokens(m["content"]) + 4 for m in empty)
     return {"context_tokens": int((fixed + tokens) / 0.9) + 1000, "max_output_tokens": 1000}
 
 

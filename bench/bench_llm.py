@@ -6,7 +6,7 @@ answers at once with a prepared output:
 
 * ``response``: the HTTP round trip of one completion through the ``openai``
   client (the fake server's response time, with the answer's JSON decoded);
-* ``prompt``: building the prompt and counting its tokens (the chunk check);
+* ``prompt``: building the prompt and checking that it fits the context;
 * ``parse + gate``: the strict parser and the fidelity gate on the answer text;
 * ``write + switch``: writing the artifact and switching the alias (SQLite);
 * ``bookkeeping``: parse + gate + write + switch (what the issue measures;
@@ -100,7 +100,7 @@ def bench_size(tmp: Path, url: str, count: int) -> dict[str, float]:
         )
         small = replace(request, events=events[:1], items=items[:1])
         response = median_seconds(lambda: generator.complete(small), REPEATS)
-        prompt = median_seconds(lambda: generator.prompt_tokens(request), REPEATS)
+        prompt = median_seconds(lambda: generator.fits(request), REPEATS)
         parse_gate = median_seconds(lambda: judge(text, request), REPEATS)
         output, report = judge(text, request)
         assert report.passed and output is not None

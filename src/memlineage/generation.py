@@ -164,7 +164,7 @@ def _chunked(
     attempts: list[Attempt],
 ) -> Output:
     events = request.events
-    if max_events is None and generator.prompt_tokens(request) <= generator.input_token_limit():
+    if max_events is None and generator.fits(request):
         return _repaired(generator, request, request, 1, attempts)
     items_by_source: dict[str, list[Item]] = {}
     for item in request.items:

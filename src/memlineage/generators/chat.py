@@ -106,6 +106,10 @@ class ChatGenerator(Protocol):
         """How many prompt tokens one request may use (context minus the answer's share)."""
         ...
 
+    def fits(self, request: GenerationRequest) -> bool:
+        """Whether the whole prompt of ``request`` fits :meth:`input_token_limit`."""
+        ...
+
     def prompt_tokens(self, request: GenerationRequest) -> int:
         """The prompt tokens of ``request`` as given (with no events: a chunk's fixed part)."""
         ...

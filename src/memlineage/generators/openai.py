@@ -143,18 +143,21 @@ class OpenAIGenerator:
         room = self.config.context_tokens - self.config.max_output_tokens
         return int(room * TOKEN_MARGIN)
 
-    def prompt_tokens(self, request: GenerationRequest) -> int:
-        """Tokens of the prompt, or its UTF-8 size when that already fits the limit.
+    def fits(self, request: GenerationRequest) -> bool:
+        """Whether the whole prompt fits the limit; counts tokens only when it must.
 
-        Every cl100k token is at least one byte, so the byte count bounds the
-        token count; exact counting (tens of milliseconds per 100 KB) is only
-        needed for a prompt whose size is over the limit.
+        Every cl100k token is at least one byte, so a prompt whose UTF-8 size is
+        within the limit fits; exact counting (tens of milliseconds per 100 KB)
+        is left to prompts larger than that.
         """
         contents = [m["content"] for m in prompt.messages(request)]
-        size = sum(len(c.encode("utf-8")) + 4 for c in contents)
-        if size <= self.input_token_limit():
-            return size
-        return sum(count_tokens(c) + 4 for c in contents)
+        limit = self.input_token_limit()
+        if sum(len(c.encode("utf-8")) + 4 for c in contents) <= limit:
+            return True
+        return sum(count_tokens(c) + 4 for c in contents) <= limit
+
+    def prompt_tokens(self, request: GenerationRequest) -> int:
+        return sum(count_tokens(m["content"]) + 4 for m in prompt.messages(request))
 
     def event_tokens(self, event: Event, items: Sequence[Item]) -> int:
         text = prompt.dumps(prompt.event_json(event))

@@ -28,11 +28,12 @@ from llm_server import (
     stall,
     status,
 )
-from memlineage import Memory
+from memlineage import Memory, parse
 from memlineage.generators import prompt
 from memlineage.generators.base import GenerationRequest
+from memlineage.generators.deterministic import DeterministicGenerator
 from memlineage.generators.openai import OpenAIConfig, OpenAIGenerator, count_tokens
-from memlineage.model import Artifact, ArtifactStatus, Event
+from memlineage.model import EVENT_KINDS, Artifact, ArtifactStatus, Event
 from memlineage.recall import Recall
 
 
@@ -108,7 +109,7 @@ def assert_reader_sees_the_source(mem: Memory) -> Recall:
     assert money[0] == 4500
     assert [c.id for c in recalled.conflicts] == ["c-1"] or len(recalled.conflicts) == 1
     assert "m-6" in recalled.open_items
-    ship = [v for k, v in claims.items() if "/date/" in k]
+    ship = [v for k, v in claims.items() if "/date/" in k and "ship" in k]
     assert ship and all(kind == "conflict" for *_, kind in ship)  # never decided by us
     return recalled
 
@@ -205,6 +206,11 @@ def contested_as_fact(answer: Doc, _: Doc) -> Doc:
     return answer
 
 
+def drop_statement(answer: Doc, _: Doc) -> Doc:
+    answer["statements"] = [s for s in answer["statements"] if "m-2" not in s["derivedFrom"]]
+    return answer
+
+
 def drop_field(answer: Doc, _: Doc) -> Doc:
     del answer["openItems"]
     return answer
@@ -217,6 +223,7 @@ MUTATIONS: dict[str, tuple[Callable[[], Action], str, str]] = {
     "polarity_flip": (lambda: oracle(flip_polarity), "polarity_flipped", "deploy"),
     "changed_number": (lambda: oracle(change_number), "value_changed", "money"),
     "unit_swapped": (lambda: oracle(swap_unit), "unit_changed", "daily-run"),
+    "dropped_statement": (lambda: oracle(drop_statement), "statement_missing", "m-2"),
     "invented_claim": (lambda: oracle(invent_claim), "unsupported_claim", "global/number/budget"),
     "contested_as_fact": (lambda: oracle(contested_as_fact), "conflict_asserted", "date"),
     "missing_field": (lambda: oracle(drop_field), "parse_missing_field", "openItems"),
@@ -276,7 +283,9 @@ def test_rejected_twice_publishes_the_builtin_output(
     assert all(r.created_at <= artifact.created_at or not artifact.created_at for r in rejected)
     manifest = artifact.manifest
     assert manifest.fallback is not None and code in manifest.fallback
-    assert manifest.prompt_version == "deterministic-v1" and manifest.model_snapshot == "builtin"
+    builtin = DeterministicGenerator()
+    assert manifest.prompt_version == builtin.prompt_version
+    assert manifest.model_snapshot == builtin.model_snapshot == "builtin"
     assert [a["outcome"] for a in manifest.attempts] == ["rejected", "rejected"]
     assert {a["artifactId"] for a in manifest.attempts} == {r.id for r in rejected}
     assert artifact.reason is not None and "fallback" in artifact.reason
@@ -364,6 +373,34 @@ def test_a_stall_past_the_timeout_falls_back_and_nothing_half_finished_is_read(
     assert artifact.manifest.fallback is not None and "timeout" in artifact.manifest.fallback
     published_only_once(mem, artifact)
     assert mem.recall("user-7").tail == ()
+
+
+def test_the_schema_sent_is_the_parser_s(mem: Memory, fake: FakeServer) -> None:
+    consolidate(mem, fake, oracle())
+    schema = fake.requests[0].body["response_format"]["json_schema"]["schema"]
+    assert tuple(schema["required"]) == tuple(schema["properties"]) == parse.OUTPUT_FIELDS
+    claim = schema["properties"]["claims"]["items"]
+    statement = schema["properties"]["statements"]["items"]
+    assert tuple(claim["required"]) == tuple(claim["properties"]) == parse.CLAIM_FIELDS
+    assert tuple(statement["required"]) == parse.STATEMENT_FIELDS
+    assert tuple(statement["properties"]["kind"]["anyOf"][0]["enum"]) == EVENT_KINDS
+
+
+def test_an_incremental_run_shows_only_the_new_events(mem: Memory, fake: FakeServer) -> None:
+    first = consolidate(mem, fake, oracle())
+    mem.add([event("m-7", "The backup runs at 02:00.")])
+    fake.reset()
+    second = mem.consolidate("user-7", make_generator(fake)).artifact
+    [request] = fake.requests
+    sent = request.input()
+    assert [e["id"] for e in sent["events"]] == ["m-7"]
+    previous = sent["previousOutput"]
+    assert previous is not None and first.output is not None
+    assert previous["claims"] == first.output.to_json()["claims"]
+    assert second.manifest.derived_from_artifact == first.id
+    assert second.manifest.fallback is None
+    assert_reader_sees_the_source(mem)
+    published_only_once(mem, second)
 
 
 # ---------------------------------------------------------------------------

@@ -163,15 +163,26 @@ def _chunked(
     max_events: int | None,
     attempts: list[Attempt],
 ) -> Output:
+    """The new events in as few chunks as fit, each over the output of the ones before.
+
+    The events a fresh parent already covers are in its output; the model is
+    shown only the events after its coverage. Every answer is judged against
+    all events up to the end of its chunk.
+    """
     events = request.events
-    if max_events is None and generator.fits(request):
-        return _repaired(generator, request, request, 1, attempts)
     items_by_source: dict[str, list[Item]] = {}
     for item in request.items:
         if item.kind != gate.CONFLICT_KIND:
             items_by_source.setdefault(item.source, []).append(item)
-    parent, start, chunk = request.parent, 0, 0
-    while start < len(events):
+    start = 0
+    if request.parent is not None and request.parent_covers_through > 0:
+        start = sum(1 for e in events if e.seq <= request.parent_covers_through)
+    parent, chunk = request.parent, 0
+    if max_events is None:
+        shown, scope = _chunk_requests(request, items_by_source, start, len(events), parent)
+        if generator.fits(shown):
+            return _repaired(generator, shown, scope, 1, attempts)
+    while start < len(events) or chunk == 0:
         chunk += 1
         end = _chunk_end(generator, request, items_by_source, start, parent, max_events)
         shown, scope = _chunk_requests(request, items_by_source, start, end, parent)
@@ -200,10 +211,10 @@ def _chunk_end(
         if used > limit:
             break
         end += 1
-    if end == start:
-        event = request.events[start]
+    if end == start and (start < len(request.events) or used > limit):
+        what = f"event {request.events[start].id}" if start < len(request.events) else "it"
         raise _Fallback(
-            f"too_large: event {event.id} does not fit in the model's context beside "
+            f"too_large: {what} does not fit in the model's context beside "
             f"{'the output so far' if parent is not None else 'the prompt'} "
             f"({used} of {limit} prompt tokens); nothing is truncated"
         )

@@ -137,6 +137,8 @@ def correct_answer(doc: Doc, budget: int | None = None) -> Doc:
     )
     items = tuple(Item(**i) for i in doc["mustPreserve"])
     conflicts = tuple(Conflict(**c) for c in doc["unresolvedConflicts"])
+    if budget is None:
+        budget = doc.get("budget")  # the fake model keeps to the budget it was given
     request = GenerationRequest(
         "s", events, items, conflicts, tuple(doc["openItems"]), budget=budget
     )

@@ -147,6 +147,7 @@ def test_a_correct_answer_is_published_with_its_costs(mem: Memory, fake: FakeSer
     sent = request.input()
     assert [e["id"] for e in sent["events"]] == [e["id"] for e in EVENTS]
     assert sent["unresolvedConflicts"][0]["a"] == "m-4" and sent["openItems"] == ["m-6"]
+    assert sent["budget"] == manifest.budget and manifest.budget is not None
 
 
 def test_temperature_and_seed_are_sent_only_when_configured(mem: Memory, fake: FakeServer) -> None:

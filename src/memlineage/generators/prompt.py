@@ -67,6 +67,7 @@ def input_document(request: GenerationRequest) -> dict[str, Any]:
         "openItems": list(request.open_items),
         "unresolvedConflicts": [conflict_json(c) for c in request.conflicts if not c.resolved],
         "previousOutput": request.parent.to_json() if request.parent is not None else None,
+        "budget": request.budget,
     }
 
 

@@ -7,8 +7,9 @@ from typing import Any
 import click
 
 from ..generators.config import GENERATORS, make_generator, resolve
+from ..verify import Row
 from ..verify import verify as certify
-from .app import Report, command, settings
+from .app import Report, command, progress_enabled, settings
 
 
 def generator_options(func: Any) -> Any:
@@ -52,5 +53,11 @@ def verify(
         model=model,
         config=config_path,
     )
-    result = certify(make_generator(chosen))
+    result = certify(make_generator(chosen), progress=_progress if progress_enabled() else None)
     return Report(result.to_json(), result.table(), 0 if result.passed else 1)
+
+
+def _progress(row: Row) -> None:
+    """One line per row on stderr for a person watching: a model takes seconds per row."""
+    verdict = "pass" if row.passed else "FAIL"
+    click.echo(f"{row.sample} / {row.check}: {verdict} ({row.latency_ms:.0f} ms)", err=True)

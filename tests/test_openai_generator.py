@@ -324,10 +324,11 @@ def test_a_429_honours_retry_after_within_the_cap(mem: Memory, fake: FakeServer)
         ([status(503)] * 3, "generation_server_error", 3),
         ([status(429)] * 3, "generation_rate_limited", 3),
         ([status(400, "bad request")], "generation_refused", 1),
+        ([status(400, "maximum context length is 8192 tokens")], "generation_too_large", 1),
         ([status(404, "no such model")], "generation_refused", 1),
         ([empty_body()], "generation_bad_response", 1),
     ],
-    ids=["500", "503", "429", "400", "404", "empty_body"],
+    ids=["500", "503", "429", "400", "400_context", "404", "empty_body"],
 )
 def test_a_failing_call_falls_back(
     mem: Memory, fake: FakeServer, answers: list[Action], code: str, calls: int

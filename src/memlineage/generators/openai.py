@@ -26,6 +26,7 @@ import contextlib
 import functools
 import os
 import random
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -48,6 +49,10 @@ FORMAT_MODES: tuple[str, ...] = ("auto", *RESPONSE_FORMATS)
 # Token counts are those of cl100k; a model's own tokenizer may count more. Plan
 # chunks within this share of the room the prompt has.
 TOKEN_MARGIN = 0.9
+# How servers word a prompt longer than the context (OpenAI, vLLM, llama.cpp, Ollama).
+_CONTEXT_EXCEEDED = re.compile(
+    r"context[ _](length|window|size)|maximum context|too many tokens|prompt is too long", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -215,7 +220,8 @@ class OpenAIGenerator:
             except openai.BadRequestError as exc:
                 if self._adapt(exc.message):
                     continue
-                raise self._failed("refused", f"HTTP 400: {exc.message}", start, calls) from None
+                code = "too_large" if _CONTEXT_EXCEEDED.search(exc.message) else "refused"
+                raise self._failed(code, f"HTTP 400: {exc.message}", start, calls) from None
             except openai.APIStatusError as exc:
                 detail = f"HTTP {exc.status_code}: {exc.message}"
                 raise self._failed("refused", detail, start, calls) from None

@@ -73,10 +73,6 @@ class Generated:
     attempts: tuple[Attempt, ...] = ()
     fallback: str | None = None
 
-    @property
-    def repairs(self) -> int:
-        return sum(1 for a in self.attempts if a.record.get("repair"))
-
 
 def judge(raw: object, scope: GenerationRequest) -> tuple[Output | None, GateReport]:
     """Parse and gate one answer against a scope (events, items, conflicts, open items)."""

@@ -12,6 +12,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,10 +32,12 @@ from llm_server import (
 from memlineage import Memory, parse
 from memlineage.generators import prompt
 from memlineage.generators.base import GenerationRequest
+from memlineage.generators.chat import ChatGenerator
 from memlineage.generators.deterministic import DeterministicGenerator
 from memlineage.generators.openai import OpenAIConfig, OpenAIGenerator, count_tokens
 from memlineage.model import EVENT_KINDS, Artifact, ArtifactStatus, Event
 from memlineage.recall import Recall
+from memlineage.worker import TimeLimited, tenant_generator
 
 
 def event(id: str, text: str, kind: str | None = None) -> dict[str, Any]:
@@ -474,3 +477,28 @@ def test_the_api_key_is_sent_but_never_shown(
     assert "Incorrect API key" in json.dumps([a.to_json() for a in mem.artifacts("user-7")])
     for text in shown:
         assert SECRET not in text
+
+
+def test_a_worker_time_limit_bounds_each_model_call(mem: Memory, fake: FakeServer) -> None:
+    generator = TimeLimited(make_generator(fake, timeout=30.0), 0.5)
+    assert isinstance(generator, ChatGenerator)
+    fake.reset(stall(30))
+    artifact = mem.consolidate("user-7", generator).artifact
+    fake.release.set()
+    [failed] = by_status(mem)[ArtifactStatus.FAILED]
+    assert artifact.manifest.fallback is not None
+    assert "longer than 0.5 s" in artifact.manifest.fallback, artifact.manifest.fallback
+    assert failed.gate.failures[0].code.startswith("generation_")
+    assert_reader_sees_the_source(mem)
+    published_only_once(mem, artifact)
+
+
+def test_a_worker_uses_the_tenant_s_configured_generator(
+    fake: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "memlineage.toml"
+    config.write_text(f'[tenants.acme.generator]\nbase_url = "{fake.url}"\nmodel = "acme-model"\n')
+    monkeypatch.setenv("MEMLINEAGE_CONFIG", str(config))
+    chosen = tenant_generator(None, "acme")  # type: ignore[arg-type]
+    assert isinstance(chosen, OpenAIGenerator) and chosen.config.model == "acme-model"
+    assert isinstance(tenant_generator(None, "globex"), DeterministicGenerator)  # type: ignore[arg-type]

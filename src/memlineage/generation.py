@@ -278,7 +278,9 @@ def _repaired(
         }
         try:
             completion = generator.complete(shown, repair)
-        except GenerationFailed as exc:
+        except Exception as raised:  # a generator is foreign code: its crash fails the attempt
+            exc = raised if isinstance(raised, GenerationFailed) else GenerationFailed(
+                "error", f"{type(raised).__name__}: {raised}")  # fmt: skip
             attempts.append(_failed_attempt(base, exc))
             raise _Fallback(f"attempt {base['attempt']} failed: {exc.code}: {exc.detail}") from None
         output, report = judge(completion.text, scope)

@@ -69,7 +69,8 @@ class GenerationFailed(MemlineageError):
     """No answer to judge: a timeout, a refused or failing request, retries exhausted.
 
     ``code`` is stable (``timeout``, ``rate_limited``, ``server_error``,
-    ``connection``, ``refused``, ``bad_response``, ``too_large``); the message
+    ``connection``, ``refused``, ``bad_response``, ``too_large``, ``error`` for
+    any other exception, e.g. a worker's time limit); the message
     never carries the API key.
     """
 

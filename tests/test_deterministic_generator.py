@@ -15,7 +15,7 @@ from memlineage.generators.deterministic import DeterministicGenerator
 from memlineage.model import Conflict, Event, Fact
 from memlineage.parse import parse_output
 from memlineage.render import render_summary
-from test_gate import SAMPLES, Sample
+from memlineage.samples import SAMPLES, Sample
 
 
 def run(

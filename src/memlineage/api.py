@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -18,12 +19,14 @@ from . import queue as job_queue
 from . import worker
 from .errors import BadInput
 from .generators.base import Generator
+from .generators.config import make_generator, resolve
 from .ingest import MAX_ID_LENGTH, check_event, parse_event
 from .model import Artifact, NewEvent
 from .recall import Recall, recall
 from .store import open_store
 from .store.append import MAX_NAME_BYTES, name_too_long
 from .store.protocol import Appended, Job, OpResult, Store
+from .verify import Certification, verify
 from .worker import JobReport
 
 
@@ -140,6 +143,28 @@ class Memory:
         return consolidation.consolidate(
             self.store, self.tenant, subject, generator, force=force, budget=chosen
         )
+
+    def generator(
+        self,
+        name: str | None = None,
+        *,
+        base_url: str | None = None,
+        model: str | None = None,
+        config: str | os.PathLike[str] | None = None,
+    ) -> Generator:
+        """The generator this tenant consolidates with (docs/generators.md).
+
+        The configuration file's ``[generator]`` table, then the tenant's
+        ``[tenants.<tenant>.generator]``, then the arguments given here. Without a
+        file or arguments: the built-in deterministic generator.
+        """
+        return make_generator(
+            resolve(self.tenant, generator=name, base_url=base_url, model=model, config=config)
+        )
+
+    def verify(self, generator: Generator | None = None) -> Certification:
+        """Certify a generator (default: this tenant's): fixed samples and invariance checks."""
+        return verify(generator or self.generator())
 
     def recall(self, subject: str) -> Recall:
         if "\x00" in subject:  # no backend can hold it; PostgreSQL would refuse the query

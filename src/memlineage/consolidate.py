@@ -8,11 +8,10 @@ only the switch does.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import extract, gate, parse
+from . import extract, generation
 from .canonical import input_root
 from .errors import NotFound
 from .generators.base import GenerationRequest, Generator
@@ -20,11 +19,7 @@ from .generators.deterministic import DeterministicGenerator
 from .model import (
     Artifact,
     ArtifactStatus,
-    GateFailure,
-    GateReport,
-    Item,
     Manifest,
-    Output,
     SwitchResult,
 )
 from .recall import why_not_summary
@@ -78,7 +73,7 @@ class Consolidation:
         }
 
 
-GENERATION_FAILED = "generation failed"
+GENERATION_FAILED = generation.GENERATION_FAILED
 
 
 def new_artifact_id(subject: str, covers_through: int) -> str:
@@ -144,37 +139,18 @@ def prepare(
         budget=budget,
         parent_covers_through=selection.parent_covers_through,
     )
-    output, report, reason = _generate_and_gate(generator, request, items)
-    if output is not None and budget is not None:
+    # generate, parse, gate; for a model also repair once and fall back (generation.py)
+    generated = generation.generate(generator, request)
+    if generated.output is not None and budget is not None:
         # counted on what a reader sees; an output over budget is published whole
-        tokens = default_tokenizer().count(render_summary(output.statements))
+        tokens = default_tokenizer().count(render_summary(generated.output.statements))
         manifest = replace(manifest, over_budget=tokens > budget)
-    if report.passed:
-        status = ArtifactStatus.CANDIDATE
-    elif reason == GENERATION_FAILED:
-        status = ArtifactStatus.FAILED
-    else:
-        status = ArtifactStatus.REJECTED
-    artifact = Artifact(manifest.artifact_id, subject, status, manifest, output, report, reason)
-    store.write_artifact(tenant, artifact)
-    return artifact
-
-
-def _generate_and_gate(
-    generator: Generator, request: GenerationRequest, items: Sequence[Item]
-) -> tuple[Output | None, GateReport, str | None]:
-    try:
-        raw = generator.generate(request)
-    except Exception as exc:  # a generator is foreign code: its crash fails the artifact
-        failure = GateFailure("generation_failed", generator.name, f"{type(exc).__name__}: {exc}")
-        return None, GateReport(False, (failure,)), GENERATION_FAILED
-    try:
-        output = parse.parse_output(raw)
-    except parse.OutputRejected as exc:
-        failure = GateFailure(f"parse_{exc.code}", exc.field, str(exc))
-        return None, GateReport(False, (failure,)), "output rejected by the parser"
-    report = gate.check(items, request.conflicts, request.open_items, output, request.events)
-    return output, report, None if report.passed else "gate failed"
+    written = generation.artifacts(
+        manifest, generated, lambda: new_artifact_id(subject, head.clock.high_water)
+    )
+    for artifact in written:  # rejected attempts first, each with its report
+        store.write_artifact(tenant, artifact)
+    return written[-1]
 
 
 def publish(

@@ -36,7 +36,8 @@ from . import consolidate as consolidation
 from . import queue as jobs
 from .errors import BadInput
 from .generators.base import GenerationRequest, Generator
-from .generators.deterministic import DeterministicGenerator
+from .generators.chat import Completion, Repair
+from .generators.config import make_generator, resolve
 from .queue import RetryPolicy
 from .store import open_store
 from .store.protocol import Job, JobEnd, Store
@@ -118,11 +119,12 @@ def load_generator(spec: str | None) -> Generator | None:
 
 
 def tenant_generator(store: Store, tenant: str) -> Generator:
-    """The generator a job uses when the worker was given none: the built-in one.
+    """The generator a job uses when the worker was given none: the tenant's configured one.
 
-    The one place to resolve a tenant's configured generator, which the
-    worker then runs under its timeout."""
-    return DeterministicGenerator()
+    The one place to resolve a tenant's configured generator (docs/generators.md;
+    the built-in one without a configuration), which the worker then runs under
+    its timeout."""
+    return make_generator(resolve(tenant))
 
 
 class TimeLimited:
@@ -144,12 +146,21 @@ class TimeLimited:
         return getattr(self.inner, name)
 
     def generate(self, request: GenerationRequest) -> Any:
+        return self._limited(self.inner.generate, request)
+
+    def complete(self, request: GenerationRequest, repair: Repair | None = None) -> Completion:
+        """A model's call (generators/chat.py), under the same limit as ``generate``."""
+        complete = self.inner.complete  # type: ignore[attr-defined]
+        completion: Completion = self._limited(complete, request, repair)
+        return completion
+
+    def _limited(self, call: Any, *args: Any) -> Any:
         if self.seconds <= 0 or threading.current_thread() is not threading.main_thread():
-            return self.inner.generate(request)
+            return call(*args)
         previous = signal.signal(signal.SIGALRM, self._expired)
         signal.setitimer(signal.ITIMER_REAL, self.seconds)
         try:
-            return self.inner.generate(request)
+            return call(*args)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)

@@ -5,9 +5,14 @@ from __future__ import annotations
 import click
 
 from .app import Report, command, memory
+from .generate import generator_options
 
 
-@command("consolidate", "memlineage consolidate user-7 --json")
+@command(
+    "consolidate",
+    "memlineage consolidate user-7 --generator openai --base-url http://127.0.0.1:8000/v1 "
+    "--model qwen2.5 --json",
+)
 @click.argument("subject")
 @click.option("--force", is_flag=True, help="build a new artifact even if up to date")
 @click.option(
@@ -16,11 +21,24 @@ from .app import Report, command, memory
     default=None,
     help="token budget of the rendered summary for this run (default: the tenant's)",
 )
-def consolidate(subject: str, force: bool, budget: int | None) -> Report:
+@generator_options
+def consolidate(
+    subject: str,
+    force: bool,
+    budget: int | None,
+    generator_name: str | None,
+    base_url: str | None,
+    model: str | None,
+    config_path: str | None,
+) -> Report:
     """Run one consolidation of a subject: generate, gate, and switch when it passes."""
     with memory(create=False) as mem:  # nothing to consolidate in a database not there
-        result = mem.consolidate(subject, force=force, budget=budget)
-    doc = result.to_json()
+        generator = mem.generator(
+            generator_name, base_url=base_url, model=model, config=config_path
+        )
+        result = mem.consolidate(subject, generator, force=force, budget=budget)
+    manifest = result.artifact.manifest
+    doc = {**result.to_json(), "fallback": manifest.fallback, "attempts": list(manifest.attempts)}
     text = f"{doc['artifact_id']}: {doc['status']}, switched={doc['switched']}"
     if doc["reason"]:
         text += f" ({doc['reason']})"

@@ -1,0 +1,268 @@
+"""A fake OpenAI-compatible chat-completions server on 127.0.0.1, with scripted answers.
+
+It speaks the protocol over real HTTP (``POST /v1/chat/completions``), records
+every request (body and headers), and answers from a script: one action per
+request, in order, then ``oracle()`` for every later one. The oracle reads the
+``<input>`` document of the prompt and answers what the built-in generator
+would, extended by the previous output when the prompt carries one; an
+``oracle(mutate)`` answer passes that output through ``mutate`` first.
+
+Once the script is spent, every request gets ``default`` (an oracle unless
+told). Actions: ``oracle(mutate=None)``, ``content(text)``, ``status(code, message,
+headers)``, ``empty_body()``, ``stall(seconds)``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from memlineage.generators.base import GenerationRequest
+from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.model import Conflict, Event, Fact, Item, Output
+
+SNAPSHOT = "fake-model-2026-01-01"  # what the server reports: not the name asked for
+INPUT = re.compile(r"^<input>\n(.*?)\n</input>$", re.S | re.M)
+
+Doc = dict[str, Any]
+Mutation = Callable[[Doc, Doc], Doc]  # (answer, input document) -> answer
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str
+    mutate: Mutation | None = None
+    text: str = ""
+    code: int = 200
+    headers: tuple[tuple[str, str], ...] = ()
+    seconds: float = 0.0
+
+
+def oracle(mutate: Mutation | None = None) -> Action:
+    return Action("oracle", mutate=mutate)
+
+
+def content(text: str) -> Action:
+    return Action("content", text=text)
+
+
+def status(code: int, message: str = "", headers: dict[str, str] | None = None) -> Action:
+    return Action("status", code=code, text=message, headers=tuple((headers or {}).items()))
+
+
+def empty_body() -> Action:
+    return Action("empty_body")
+
+
+def stall(seconds: float) -> Action:
+    return Action("stall", seconds=seconds)
+
+
+@dataclass
+class Recorded:
+    body: Doc
+    headers: dict[str, str]
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        return list(self.body["messages"])
+
+    @property
+    def is_repair(self) -> bool:
+        return len(self.messages) > 2
+
+    def input(self) -> Doc:
+        return input_document(self.messages)
+
+
+@dataclass
+class FakeServer:
+    url: str = ""
+    script: list[Action] = field(default_factory=list)
+    requests: list[Recorded] = field(default_factory=list)
+    refuse_json_schema: bool = False
+    budget: int | None = None  # the oracle's token budget: 0 leaves narrative to cold
+    default: Action = field(default_factory=lambda: oracle())  # once the script is spent
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    release: threading.Event = field(default_factory=threading.Event)
+
+    def reset(
+        self,
+        *actions: Action,
+        refuse_json_schema: bool = False,
+        budget: int | None = None,
+        default: Action | None = None,
+    ) -> None:
+        with self.lock:
+            self.script = list(actions)
+            self.requests = []
+            self.refuse_json_schema = refuse_json_schema
+            self.budget = budget
+            self.default = default or oracle()
+        self.release.clear()
+
+    def next_action(self, body: Doc, headers: dict[str, str]) -> Action:
+        with self.lock:
+            self.requests.append(Recorded(body, headers))
+            return self.script.pop(0) if self.script else self.default
+
+
+def input_document(messages: list[dict[str, str]]) -> Doc:
+    match = INPUT.search(messages[1]["content"])
+    assert match, "the first user message carries the <input> document"
+    doc: Doc = json.loads(match.group(1))
+    return doc
+
+
+def correct_answer(doc: Doc, budget: int | None = None) -> Doc:
+    """What the built-in generator answers for the prompt's input, over its previous output."""
+    events = tuple(
+        Event(
+            id=e["id"],
+            subject="s",
+            text=e["text"],
+            at=e.get("at"),
+            kind=e.get("kind"),
+            project=e.get("project"),
+            facts=tuple(Fact(**f) for f in e.get("facts", ())),
+        )
+        for e in doc["events"]
+    )
+    items = tuple(Item(**i) for i in doc["mustPreserve"])
+    conflicts = tuple(Conflict(**c) for c in doc["unresolvedConflicts"])
+    if budget is None:
+        budget = doc.get("budget")  # the fake model keeps to the budget it was given
+    request = GenerationRequest(
+        "s", events, items, conflicts, tuple(doc["openItems"]), budget=budget
+    )
+    answer: Doc = DeterministicGenerator().generate(request)
+    previous = doc.get("previousOutput")
+    if previous:
+        answer = _extend(Output.from_json(previous).to_json(), answer, conflicts)
+    return answer
+
+
+def _extend(previous: Doc, new: Doc, conflicts: tuple[Conflict, ...]) -> Doc:
+    """The previous output plus the new answer; what a new conflict names becomes contested."""
+    sides = {side: c for c in conflicts for side in (c.a, c.b)}
+    for claim in previous["claims"]:
+        hit = next((sides[s] for s in claim["derivedFrom"] if s in sides), None)
+        if hit is not None:
+            claim["kind"] = "conflict"
+            claim["derivedFrom"] = list(dict.fromkeys([*claim["derivedFrom"], hit.a, hit.b]))
+    for statement in previous.get("statements", []):
+        hit = next((sides[s] for s in statement["derivedFrom"] if s in sides), None)
+        if hit is not None:
+            statement["contested"] = hit.id
+    merged = dict(new)
+    for name in ("claims", "statements"):
+        merged[name] = previous.get(name, []) + new.get(name, [])
+    for name in ("openItems", "cold"):
+        merged[name] = list(dict.fromkeys(previous[name] + new[name]))
+    if "summary" in new:
+        merged["summary"] = "\n".join(s for s in (previous.get("summary"), new["summary"]) if s)
+    return merged
+
+
+def _completion(text: str, model: str, prompt_chars: int) -> Doc:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_chars // 4,
+            "completion_tokens": len(text) // 4,
+            "total_tokens": prompt_chars // 4 + len(text) // 4,
+        },
+    }
+
+
+def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", 0))
+            raw = self.rfile.read(length)
+            body = json.loads(raw)
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            action = server.next_action(body, headers)
+            fmt = (body.get("response_format") or {}).get("type")
+            if server.refuse_json_schema and fmt == "json_schema":
+                self._json(400, _error("response_format json_schema is not supported"))
+                return
+            if action.kind == "status":
+                extra = dict(action.headers)
+                self._json(action.code, _error(action.text or f"status {action.code}"), extra)
+            elif action.kind == "empty_body":
+                self._send(200, b"", {"content-type": "application/json"})
+            elif action.kind == "stall":
+                server.release.wait(action.seconds)
+                answer = correct_answer(input_document(body["messages"]), server.budget)
+                self._send_text(answer, body, raw)
+            elif action.kind == "content":
+                self._json(200, _completion(action.text, SNAPSHOT, len(raw)))
+            else:
+                answer = correct_answer(input_document(body["messages"]), server.budget)
+                if action.mutate is not None:
+                    answer = action.mutate(answer, input_document(body["messages"]))
+                self._send_text(answer, body, raw)
+
+        def _send_text(self, answer: Doc, body: Doc, raw: bytes) -> None:
+            self._json(200, _completion(json.dumps(answer), SNAPSHOT, len(raw)))
+
+        def _json(self, code: int, doc: Doc, headers: dict[str, str] | None = None) -> None:
+            self._send(code, json.dumps(doc).encode(), {"content-type": "application/json",
+                                                        **(headers or {})})  # fmt: skip
+
+        def _send(self, code: int, payload: bytes, headers: dict[str, str]) -> None:
+            try:
+                self.send_response(code)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout): nothing to answer
+
+    return Handler
+
+
+def _error(message: str) -> Doc:
+    return {"error": {"message": message, "type": "invalid_request_error", "code": None}}
+
+
+@contextmanager
+def running() -> Iterator[FakeServer]:
+    """A server on a free port of 127.0.0.1, for the duration of the block."""
+    fake = FakeServer()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    httpd.daemon_threads = True
+    fake.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        fake.release.set()
+        httpd.shutdown()
+        httpd.server_close()

@@ -227,6 +227,9 @@ def bench_incremental(memory: Memory, size: int, full: float, backend: str) -> N
             assert switch is not None and switch.switched, switch
             switches.append(seconds)
             cpus.append(cpu_prepare + CPU[-1])
+        if warm and PROFILE:
+            _profile(memory, added)
+            added += 100
         total = statistics.median(p + s for p, s in zip(prepares, switches, strict=True))
         name = f"{backend}: +100 events on {size:,}, {label}"
         report(name, total * 1000, "ms", "its full build", total / full)
@@ -236,6 +239,21 @@ def bench_incremental(memory: Memory, size: int, full: float, backend: str) -> N
         report("  switch (step 8, re-validates every input)", switch, "ms")
 
 
+PROFILE: list[str] = []  # where to write the profile of one more warm incremental run
+
+
+def _profile(memory: Memory, added: int) -> None:
+    import cProfile
+    import pstats
+
+    fill(memory, SUBJECT, 100, start=added)
+    profiler = cProfile.Profile()
+    profiler.runcall(memory.consolidate, SUBJECT)
+    with open(PROFILE[0], "w") as out:
+        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(60)
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(40)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
@@ -243,7 +261,10 @@ def main() -> int:
     parser.add_argument("--postgres", help="also run the scale figures on this PostgreSQL URL")
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--quick", action="store_true", help="sizes 1000,10000")
+    parser.add_argument("--profile", help="write a cProfile of one warm incremental run here")
     args = parser.parse_args()
+    if args.profile:
+        PROFILE.append(args.profile)
     sizes = [1000, 10000] if args.quick else [int(s) for s in args.sizes.split(",")]
     if not args.skip_locomo:
         bench_locomo()

@@ -67,7 +67,7 @@ class SwitchMixin(StoreCore):
                 (tenant, subject),
             )
             epoch, switch_no = int(switch_no[0]), int(switch_no[1])
-            artifact = SqlReader(tx, tenant).artifact(artifact_id, subject)
+            artifact = SqlReader(tx, tenant).artifact(artifact_id, subject, output=False)
             assert artifact is not None
             refusal = self._refusal(tx, tenant, artifact, epoch)
             if refusal is None and not force:

@@ -170,7 +170,7 @@ def _qa_coverage(
 
 def bench_scale(sizes: list[int], repeats: int, postgres: str | None) -> None:
     backend = "PostgreSQL" if postgres else "SQLite"
-    previous: tuple[int, float] | None = None
+    previous: tuple[int, float, float] | None = None  # size, wall and CPU medians
     largest = max(sizes)
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
@@ -187,15 +187,18 @@ def bench_scale(sizes: list[int], repeats: int, postgres: str | None) -> None:
                     if size == largest and len(runs) == 1:
                         full = statistics.median(runs)
                         bench_incremental(memory, size, full, backend)
-            median = statistics.median(runs)
+            median, cpu = statistics.median(runs), statistics.median(cpus)
             name = f"{backend}: full consolidation, {size:,} events"
             if previous is None:
                 report(name, median * 1000, "ms")
+                report("  CPU time of this process", cpu * 1000, "ms")
             else:
-                per_10x = (median / previous[1]) ** (1 / _decades(previous[0], size))
-                report(name, median * 1000, "ms", f"{previous[0]:,} events, per 10x", per_10x)
-            report("  CPU time of this process", statistics.median(cpus) * 1000, "ms")
-            previous = (size, median)
+                decades = _decades(previous[0], size)
+                baseline = f"{previous[0]:,} events, per 10x"
+                report(name, median * 1000, "ms", baseline, (median / previous[1]) ** (1 / decades))
+                report("  CPU time of this process", cpu * 1000, "ms", baseline,
+                       (cpu / previous[2]) ** (1 / decades))  # fmt: skip
+            previous = (size, median, cpu)
 
 
 def _decades(smaller: int, larger: int) -> float:

@@ -263,6 +263,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3, help="full builds below 100k events")
     parser.add_argument("--postgres", help="also run the scale figures on this PostgreSQL URL")
     parser.add_argument("--skip-locomo", action="store_true")
+    parser.add_argument("--skip-sqlite", action="store_true", help="with --postgres: it alone")
     parser.add_argument("--quick", action="store_true", help="sizes 1000,10000")
     parser.add_argument("--profile", help="write a cProfile of one warm incremental run here")
     args = parser.parse_args()
@@ -271,7 +272,8 @@ def main() -> int:
     sizes = [1000, 10000] if args.quick else [int(s) for s in args.sizes.split(",")]
     if not args.skip_locomo:
         bench_locomo()
-    bench_scale(sizes, args.repeats, None)
+    if not (args.skip_sqlite and args.postgres):
+        bench_scale(sizes, args.repeats, None)
     if args.postgres:
         bench_scale(sizes, args.repeats, args.postgres)
     return 0

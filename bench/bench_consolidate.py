@@ -210,7 +210,9 @@ def bench_incremental(memory: Memory, size: int, full: float, backend: str) -> N
     store, tenant = memory.store, memory.tenant
     budget = memory.default_budget
     added = size
-    for label, warm in (("worker, warm", True), ("fresh process, cold", False)):
+    for label, warm in (("worker, warm", True), ("fresh process, cold", False))[
+        : 1 if NO_COLD else 2
+    ]:
         prepares: list[float] = []
         switches: list[float] = []
         cpus: list[float] = []
@@ -242,6 +244,7 @@ def bench_incremental(memory: Memory, size: int, full: float, backend: str) -> N
         report("  switch (step 8, re-validates every input)", switch, "ms")
 
 
+NO_COLD: list[bool] = []  # --no-cold: skip the incremental run of a fresh process
 PROFILE: list[str] = []  # where to write the profile of one more warm incremental run
 
 
@@ -265,8 +268,11 @@ def main() -> int:
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--skip-sqlite", action="store_true", help="with --postgres: it alone")
     parser.add_argument("--quick", action="store_true", help="sizes 1000,10000")
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold incremental run")
     parser.add_argument("--profile", help="write a cProfile of one warm incremental run here")
     args = parser.parse_args()
+    if args.no_cold:
+        NO_COLD.append(True)
     if args.profile:
         PROFILE.append(args.profile)
     sizes = [1000, 10000] if args.quick else [int(s) for s in args.sizes.split(",")]

@@ -17,9 +17,10 @@ BENCHMARKS = [
     "bench_queue.py",
     "bench_extract.py",
     "bench_llm.py",
+    "bench_consolidate.py",
 ]
 # these take --quick for a short run
-QUICK = {"bench_extract.py", "bench_llm.py"}
+QUICK = {"bench_extract.py", "bench_llm.py", "bench_consolidate.py"}
 
 
 def main() -> int:

@@ -219,6 +219,21 @@ def test_relative_dates_fall_back_to_recorded_at() -> None:
     assert [i.value for i in event_items(event)] == ["2024-06-11"]
 
 
+def test_items_of_an_event_read_twice_are_those_of_its_own_content() -> None:
+    # items are remembered per event: the same text and hash recorded on another
+    # day, or under another id, must still resolve against its own anchor and source
+    first = Event(id="e", subject="u", text="Call me tomorrow.", recorded_at="2024-06-10T08:00:00Z",
+                  hash="sha256:same")  # fmt: skip
+    again = replace(first, recorded_at="2024-06-20T08:00:00Z")
+    other = replace(first, id="f")
+    assert [i.value for i in event_items(first)] == ["2024-06-11"]
+    assert [i.value for i in event_items(again)] == ["2024-06-21"]
+    assert [i.source for i in event_items(other)] == ["f"]
+    items = event_items(first)
+    items.clear()  # a caller's list is its own: the next read is whole
+    assert [i.value for i in event_items(first)] == ["2024-06-11"]
+
+
 def test_relative_dates_without_any_anchor_are_skipped() -> None:
     event = Event(id="e", subject="u", text="Call me tomorrow. Launch is 2024-07-01.")
     assert [i.value for i in event_items(event)] == ["2024-07-01"]

@@ -32,6 +32,8 @@ class TrustPolicy:
     admitted_trust: frozenset[str] = frozenset({"user", "agent", "tool", "external"})
 
     def admits(self, trust: str, taint: Iterable[str]) -> bool:
+        if not taint and self.blocked_taints is None:  # most events: no label, default policy
+            return trust in self.admitted_trust
         labels = set(taint)
         if self.blocked_taints is None:
             blocked = bool(labels)

@@ -33,8 +33,25 @@ class TiktokenTokenizer:
         self._encoding = _encoding(encoding)
 
     def count(self, text: str) -> int:
-        # disallowed_special=() : a text that happens to contain '<|endoftext|>' is just text
-        return len(self._encoding.encode(text, disallowed_special=()))
+        if len(text) <= CACHED_TEXT:
+            return _cached_count(self.name, text)
+        return _count(self._encoding, text)
+
+
+#: texts up to this many characters (a summary's lines) have their count remembered:
+#: a budgeted run counts every line, and most lines are the parent's
+CACHED_TEXT = 1_000
+
+
+def _count(encoding: tiktoken.Encoding, text: str) -> int:
+    # disallowed_special=() : a text that happens to contain '<|endoftext|>' is just text
+    return len(encoding.encode(text, disallowed_special=()))
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _cached_count(encoding: str, text: str) -> int:
+    """A pure cache of a pure function: the same text always has the same count."""
+    return _count(_encoding(encoding), text)
 
 
 @functools.cache

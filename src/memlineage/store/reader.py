@@ -79,8 +79,13 @@ class SqlReader:
             )
         ]
 
-    def artifact(self, artifact_id: str, subject: str | None = None) -> Artifact | None:
-        sql = f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE tenant = ? AND id = ?"
+    def artifact(
+        self, artifact_id: str, subject: str | None = None, *, output: bool = True
+    ) -> Artifact | None:
+        """One artifact; ``output=False`` leaves its output unread (``None``): the switch
+        validates the manifest only, and the output is what grows with the subject."""
+        columns = ARTIFACT_COLUMNS if output else ARTIFACT_COLUMNS.replace("output", "NULL")
+        sql = f"SELECT {columns} FROM artifacts WHERE tenant = ? AND id = ?"
         params: list[Any] = [self.tenant, artifact_id]
         if subject is not None:
             sql += " AND subject = ?"

@@ -1,0 +1,289 @@
+"""Consolidation benchmark: ``.venv/bin/python bench/bench_consolidate.py``.
+
+* LoCoMo (read in place from the shared data folder, never copied): every
+  speaker is a subject, consolidated with the default budget. Baselines of
+  the same run: the tokens of the dialogue and of the observations; the
+  QA items (categories 1-4) whose evidence events are all cited by the hot
+  summary or left in ``cold``, and by the hot summary alone.
+* Scale: a full consolidation of one subject at 1k, 10k and 100k synthetic
+  events (``synthetic.py``), each in a fresh store, with the per-process item
+  cache emptied first (what a fresh process pays). Baseline: the size below;
+  the ratio per 10x is the growth (aim <= 11).
+* Incremental: 100 new events on the largest subject, against its full
+  build in the same run (aim < 50 ms), split into prepare (steps 1-7) and the
+  switch (step 8, which re-validates every input under the lock), in a worker
+  process that consolidated the subject before (warm) and in a fresh one (cold).
+
+    python bench/bench_consolidate.py [--sizes 1000,10000,100000] [--postgres URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import locomo
+from common import report
+from memlineage import Memory
+from memlineage import consolidate as consolidation
+from memlineage.extract import _cached_event_items
+from memlineage.tokens import default_tokenizer
+from synthetic import stream
+
+DEFAULT_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED = Path(os.environ.get("MEMLINEAGE_SHARED_DATA", DEFAULT_SHARED))
+LOCOMO = SHARED / "locomo" / "locomo10.json"
+SUBJECT = "user-bench"
+BATCH = 5_000
+
+
+# ---------------------------------------------------------------------------
+# stores
+
+
+@contextmanager
+def fresh_store(tmp: Path, postgres: str | None) -> Iterator[Memory]:
+    """A Memory over an empty SQLite file, or an empty PostgreSQL schema dropped after."""
+    if postgres is None:
+        with Memory(str(tmp / f"bench-{uuid.uuid4().hex[:8]}.db")) as memory:
+            yield memory
+        return
+    import psycopg
+
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in postgres else "?"
+    try:
+        with Memory(f"{postgres}{separator}options={quote(f'-csearch_path={schema}')}") as memory:
+            yield memory
+    finally:
+        with psycopg.connect(postgres, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def fill(memory: Memory, subject: str, count: int, start: int = 0) -> None:
+    events = stream(subject, count, start=start)
+    for first in range(0, count, BATCH):
+        memory.add(events[first : first + BATCH])
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Wall seconds of ``fn()`` and its result; the CPU seconds go to ``CPU`` (see below)."""
+    start, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    CPU.append(time.process_time() - cpu)
+    return time.perf_counter() - start, result
+
+
+# CPU seconds of this process per timed call, in order: on a shared machine the
+# wall time also holds the waits for a core; the CPU time does not (nor does it
+# hold the work of a PostgreSQL server).
+CPU: list[float] = []
+
+
+def cold_cache() -> None:
+    """Forget every event's items: what a process that never saw the subject pays."""
+    _cached_event_items.cache_clear()
+
+
+# ---------------------------------------------------------------------------
+# LoCoMo
+
+
+def bench_locomo() -> None:
+    if not LOCOMO.exists():
+        print(f"LoCoMo not found at {LOCOMO} (set MEMLINEAGE_SHARED_DATA): skipped")
+        return
+    tokenizer = default_tokenizer()
+    conversations = locomo.load(LOCOMO)
+    dialogue = observations = hot = 0
+    subjects = 0
+    over_budget = 0
+    cited: dict[str, set[str]] = {}  # subject -> events its statements cite
+    cold: dict[str, set[str]] = {}
+    with tempfile.TemporaryDirectory() as tmp, Memory(str(Path(tmp) / "locomo.db")) as memory:
+        for conversation in conversations:
+            memory.add(conversation.events)
+            dialogue += tokenizer.count("\n".join(t["text"] for t in conversation.dialogue))
+            observations += tokenizer.count("\n".join(e["text"] for e in conversation.events))
+        start = time.perf_counter()
+        for conversation in conversations:
+            for subject in conversation.subjects:
+                result = memory.consolidate(subject)
+                assert result.switched, (subject, result.reason, result.artifact.gate.failures[:3])
+                subjects += 1
+                over_budget += bool(result.artifact.manifest.over_budget)
+                recall = memory.recall(subject)
+                hot += tokenizer.count(recall.summary or "")
+                cited[subject] = {s for st in recall.statements for s in st.derived_from}
+                cold[subject] = set(recall.cold)
+        elapsed = time.perf_counter() - start
+    events = sum(len(c.events) for c in conversations)
+    report(f"LoCoMo: {subjects} subjects, {events} events, consolidated", elapsed * 1000, "ms")
+    report("LoCoMo: subjects over budget (published whole)", over_budget, "subjects")
+    report("LoCoMo: dialogue tokens (baseline)", dialogue, "tokens")
+    report("LoCoMo: observation tokens (baseline)", observations, "tokens")
+    report("LoCoMo: hot-summary tokens", hot, "tokens", "dialogue", hot / dialogue)
+    report("LoCoMo: hot-summary tokens", hot, "tokens", "observations", hot / observations)
+    _qa_coverage(conversations, cited, cold)
+
+
+def _qa_coverage(
+    conversations: list[locomo.Conversation], cited: dict[str, set[str]], cold: dict[str, set[str]]
+) -> None:
+    asked = kept = hot_only = no_evidence = 0
+    for conversation in conversations:
+        for qa in conversation.qa:
+            if qa.category not in (1, 2, 3, 4):
+                continue
+            evidence = qa.evidence_events(conversation)
+            if not evidence:
+                no_evidence += 1  # its dialogue ids name no observation: nothing to cite
+                continue
+            asked += 1
+            subject_of = [e.rsplit("/", 1)[0] for e in evidence]
+            kept += all(
+                e in cited[s] or e in cold[s] for e, s in zip(evidence, subject_of, strict=True)
+            )
+            hot_only += all(e in cited[s] for e, s in zip(evidence, subject_of, strict=True))
+    report("LoCoMo QA (cat. 1-4) with evidence events (baseline)", asked, "items")
+    report("LoCoMo QA: evidence without any observation", no_evidence, "items")
+    report("LoCoMo QA: evidence all in hot summary or cold", kept, "items", "QA", kept / asked)
+    report("LoCoMo QA: evidence all in the hot summary", hot_only, "items", "QA", hot_only / asked)
+
+
+# ---------------------------------------------------------------------------
+# scale and incremental
+
+
+def bench_scale(sizes: list[int], repeats: int, postgres: str | None) -> None:
+    backend = "PostgreSQL" if postgres else "SQLite"
+    previous: tuple[int, float, float] | None = None  # size, wall and CPU medians
+    largest = max(sizes)
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            runs: list[float] = []
+            cpus: list[float] = []
+            for _ in range(repeats if size < 100_000 else 1):
+                with fresh_store(Path(tmp), postgres) as memory:
+                    fill(memory, SUBJECT, size)
+                    cold_cache()
+                    seconds, result = timed(lambda m=memory: m.consolidate(SUBJECT))
+                    assert result.switched, (result.reason, result.artifact.gate.failures[:3])
+                    runs.append(seconds)
+                    cpus.append(CPU[-1])
+                    if size == largest and len(runs) == 1:
+                        full = statistics.median(runs)
+                        bench_incremental(memory, size, full, backend)
+            median, cpu = statistics.median(runs), statistics.median(cpus)
+            name = f"{backend}: full consolidation, {size:,} events"
+            if previous is None:
+                report(name, median * 1000, "ms")
+                report("  CPU time of this process", cpu * 1000, "ms")
+            else:
+                decades = _decades(previous[0], size)
+                baseline = f"{previous[0]:,} events, per 10x"
+                report(name, median * 1000, "ms", baseline, (median / previous[1]) ** (1 / decades))
+                report("  CPU time of this process", cpu * 1000, "ms", baseline,
+                       (cpu / previous[2]) ** (1 / decades))  # fmt: skip
+            previous = (size, median, cpu)
+
+
+def _decades(smaller: int, larger: int) -> float:
+    return math.log10(larger / smaller)
+
+
+def bench_incremental(memory: Memory, size: int, full: float, backend: str) -> None:
+    """100 new events on a published ``size``-event subject, warm and cold, against ``full``."""
+    store, tenant = memory.store, memory.tenant
+    budget = memory.default_budget
+    added = size
+    for label, warm in (("worker, warm", True), ("fresh process, cold", False))[
+        : 1 if NO_COLD else 2
+    ]:
+        prepares: list[float] = []
+        switches: list[float] = []
+        cpus: list[float] = []
+        # a cold run re-extracts the whole subject: once is enough at 100k
+        for _ in range(5 if warm else 1 if size >= 100_000 else 3):
+            fill(memory, SUBJECT, 100, start=added)
+            added += 100
+            if not warm:
+                cold_cache()
+            seconds, artifact = timed(
+                lambda: consolidation.prepare(store, tenant, SUBJECT, budget=budget)
+            )
+            assert artifact.manifest.derived_from_artifact, "not incremental"
+            prepares.append(seconds)
+            cpu_prepare = CPU[-1]
+            seconds, switch = timed(lambda a=artifact: consolidation.publish(store, tenant, a))
+            assert switch is not None and switch.switched, switch
+            switches.append(seconds)
+            cpus.append(cpu_prepare + CPU[-1])
+        if warm and PROFILE:
+            _profile(memory, added)
+            added += 100
+        total = statistics.median(p + s for p, s in zip(prepares, switches, strict=True))
+        name = f"{backend}: +100 events on {size:,}, {label}"
+        report(name, total * 1000, "ms", "its full build", total / full)
+        report("  CPU time of this process", statistics.median(cpus) * 1000, "ms")
+        report("  prepare (steps 1-7)", statistics.median(prepares) * 1000, "ms")
+        switch = statistics.median(switches) * 1000
+        report("  switch (step 8, re-validates every input)", switch, "ms")
+
+
+NO_COLD: list[bool] = []  # --no-cold: skip the incremental run of a fresh process
+PROFILE: list[str] = []  # where to write the profile of one more warm incremental run
+
+
+def _profile(memory: Memory, added: int) -> None:
+    import cProfile
+    import pstats
+
+    fill(memory, SUBJECT, 100, start=added)
+    profiler = cProfile.Profile()
+    profiler.runcall(memory.consolidate, SUBJECT)
+    with open(PROFILE[0], "w") as out:
+        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(60)
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(40)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--repeats", type=int, default=3, help="full builds below 100k events")
+    parser.add_argument("--postgres", help="also run the scale figures on this PostgreSQL URL")
+    parser.add_argument("--skip-locomo", action="store_true")
+    parser.add_argument("--skip-sqlite", action="store_true", help="with --postgres: it alone")
+    parser.add_argument("--quick", action="store_true", help="sizes 1000,10000")
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold incremental run")
+    parser.add_argument("--profile", help="write a cProfile of one warm incremental run here")
+    args = parser.parse_args()
+    if args.no_cold:
+        NO_COLD.append(True)
+    if args.profile:
+        PROFILE.append(args.profile)
+    sizes = [1000, 10000] if args.quick else [int(s) for s in args.sizes.split(",")]
+    if not args.skip_locomo:
+        bench_locomo()
+    if not (args.skip_sqlite and args.postgres):
+        bench_scale(sizes, args.repeats, None)
+    if args.postgres:
+        bench_scale(sizes, args.repeats, args.postgres)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Synthetic but realistic memory streams for the consolidation benchmark.
+
+A stream mixes what an assistant hears from one user over months: preferences
+(some negated), constraints, decisions, tasks, facts with numbers, amounts,
+dates, ids and scopes, plain narrative, and small talk. Values vary, so most
+sentences are distinct; some recur word for word, as people repeat themselves.
+Deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+PROJECTS = (None, None, "orion", "vega", "lyra")
+FOODS = ("olives", "sushi", "jazz", "opera", "tea", "coffee", "hiking", "chess", "tofu", "rain")
+PLACES = ("Madrid", "Seville", "Lisbon", "Porto", "Berlin", "Oslo", "Kyoto", "Lima")
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+MONTHS = ("January", "March", "May", "June", "August", "October", "December")
+
+# (kind or None, template); fields: n (number), m (money), d (day), w (weekday),
+# mo (month), f (a food/activity), p (a place), t (ticket number)
+TEMPLATES: tuple[tuple[str | None, str], ...] = (
+    ("preference", "I love {f}."),
+    ("preference", "I really don't like {f} anymore."),
+    ("preference", "I prefer {f} over {g} on weekends."),
+    ("constraint", "Never book flights that land after {h}:00."),
+    ("constraint", "The agent may use read:billing but not write:billing for ticket ORION-{t}."),
+    ("constraint", "Keep the monthly budget under ${m},000."),
+    ("decision", "We decided to move the launch to {mo} {d}."),
+    ("decision", "We agreed to use PostgreSQL {v} for the {p} office."),
+    ("task", "TODO: renew the passport before 2027-{mm:02d}-{d:02d}."),
+    ("task", "Remind me to call the dentist on {w}."),
+    ("fact", "My office is in {p}."),
+    ("fact", "I walk about {n},000 steps a day."),
+    (None, "The review is not on {mo} {d}, it's on {mo} {d2}."),
+    (None, "I never agreed to a ${n}00 fee."),
+    (None, "I went sailing on {w} with my sister."),
+    (None, "We spent the afternoon in {p} looking at old bookshops."),
+    (None, "The weather was grey, so we stayed in and watched a film."),
+    (None, "My neighbour's dog finally learned to sit."),
+    (None, "I read half of a novel about a lighthouse keeper."),
+    (None, "Ticket E-{t} was closed yesterday."),
+    ("observation", "The train to {p} was {n} minutes late again."),
+    ("observation", "Lunch with Ana went well; she starts her new job in {mo}."),
+    (None, "Hi! Thanks so much!"),
+    (None, "Good morning!"),
+    (None, "Haha, sounds great."),
+    (None, "Ok, talk to you later."),
+)
+
+
+def stream(subject: str, count: int, *, start: int = 0, seed: int = 7) -> list[dict[str, Any]]:
+    """``count`` events of ``subject`` (ids ``<subject>:e<n>`` from ``start``), a few a day."""
+    rng = random.Random(f"{seed}:{subject}:{start}")
+    day0 = datetime(2025, 1, 1, 8, 0, tzinfo=UTC)
+    events = []
+    for n in range(start, start + count):
+        kind, template = TEMPLATES[rng.randrange(len(TEMPLATES))]
+        food, other = rng.sample(FOODS, 2)
+        text = template.format(
+            f=food,
+            g=other,
+            h=rng.randrange(18, 23),
+            t=rng.randrange(10_000, 99_999),
+            m=rng.randrange(1, 40),
+            mo=rng.choice(MONTHS),
+            d=rng.randrange(1, 28),
+            d2=rng.randrange(1, 28),
+            mm=rng.randrange(1, 12),
+            w=rng.choice(WEEKDAYS),
+            p=rng.choice(PLACES),
+            n=rng.randrange(2, 30),
+            v=rng.randrange(12, 18),
+        )
+        at = day0 + timedelta(minutes=37 * n)
+        event: dict[str, Any] = {
+            "id": f"{subject}:e{n}",
+            "subject": subject,
+            "text": text,
+            "at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        if kind is not None and rng.random() < 0.6:
+            event["kind"] = kind
+        project = PROJECTS[rng.randrange(len(PROJECTS))]
+        if project is not None:
+            event["project"] = project
+        events.append(event)
+    return events

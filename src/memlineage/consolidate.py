@@ -103,6 +103,7 @@ def prepare(
     ``budget`` is the token budget of the rendered summary (None: no budget).
     """
     generator = generator or DeterministicGenerator()
+    _detect_first(store, tenant, subject)
     with store.reader(tenant) as reader:
         head = reader.head(subject)
         if head is None:
@@ -158,6 +159,16 @@ def prepare(
     artifact = Artifact(manifest.artifact_id, subject, status, manifest, output, report, reason)
     store.write_artifact(tenant, artifact)
     return artifact
+
+
+def _detect_first(store: Store, tenant: str, subject: str) -> None:
+    """The raw layer decides validity first: catch the contradiction job up (detect.py)."""
+    detect = getattr(store, "detect_conflicts", None)
+    if detect is not None:
+        with store.reader(tenant) as reader:
+            known = reader.head(subject) is not None
+        if known:
+            detect(tenant, subject)
 
 
 def _generate_and_gate(

@@ -20,7 +20,8 @@ def fill(memory: Memory) -> None:
         [
             {"id": "s-1", "subject": "user-7", "text": SECRET, "kind": "fact",
              "facts": [{"key": "passport", "value": "QX-7781234"}]},
-            {"id": "s-2", "subject": "user-7", "text": "Never call before 9 am.", "kind": "constraint"},
+            {"id": "s-2", "subject": "user-7", "text": "Never call before 9 am.",
+             "kind": "constraint"},
         ]
     )  # fmt: skip
     assert memory.consolidate("user-7").switched

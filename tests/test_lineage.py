@@ -97,7 +97,7 @@ def test_audit_lists_status_history_alias_history_and_operations(memory: Memory)
     history = {a["artifact_id"]: [h["status"] for h in a["history"]] for a in doc["artifacts"]}
     assert history[first] == ["candidate", "published", "stale"]
     assert history[second] == ["candidate", "published"]
-    stale_reason = [a for a in doc["artifacts"] if a["artifact_id"] == first][0]["history"][-1]
+    stale_reason = next(a for a in doc["artifacts"] if a["artifact_id"] == first)["history"][-1]
     assert stale_reason["reason"] == "revoke of m-3"
     assert [s["artifact_id"] for s in doc["alias_history"]] == [first, second]
     assert [(o["kind"], o["target"], o["reason"]) for o in doc["operations"]] == [

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["bench_store.py", "bench_gate.py", "bench_queue.py"]
+BENCHMARKS = ["bench_store.py", "bench_gate.py", "bench_queue.py", "bench_staleness.py"]
 
 
 def main() -> int:
@@ -35,6 +35,8 @@ def main() -> int:
             ]
         if quick and name == "bench_queue.py":
             args += ["--subjects", "50", "--queued", "10000", "--samples", "300"]
+        if quick and name == "bench_staleness.py":
+            args += ["--quick", "--repeats", "3", "--append-events", "2000"]
         failed |= subprocess.call(args, cwd=HERE)
     return 1 if failed else 0
 

@@ -88,6 +88,16 @@ def test_a_user_resolves_a_kept_conflict(memory: Memory) -> None:
     assert valid(memory) == ["p-1"]
 
 
+def test_a_user_overturns_the_policys_resolution(memory: Memory) -> None:
+    memory.add([LOVE, HATE])
+    conflict = str(detected_ops(memory)[0]["conflict_id"])
+    result = memory.resolve(conflict, winner="p-1")
+    assert result.changed and result.stale == ()
+    assert valid(memory) == ["p-1"]
+    with pytest.raises(BadInput, match="resolved"):
+        memory.resolve(conflict, winner="p-2")  # a user's own resolution stands
+
+
 def test_a_changed_value_is_kept_contested_for_facts_by_default(memory: Memory) -> None:
     memory.add([ev("b-1", "The budget is 4,500 EUR.", "2026-01-01T00:00:00Z")])
     memory.add([ev("b-2", "The budget is 5,000 EUR.", "2026-03-01T00:00:00Z")])

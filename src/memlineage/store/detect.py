@@ -136,10 +136,12 @@ class DetectionMixin(PoliciesMixin):
         events = reader.events_by_id(subject, ids)
         ops: dict[int, Operation] = {}
         for chunk in chunks(list(ids), IN_CHUNK // 2):
-            for row in tx.all(
+            for row in tx.all(  # two index lookups; an OR of them would scan the log
                 f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
-                f" AND (target IN ({marks(len(chunk))}) OR other IN ({marks(len(chunk))}))",
-                (tenant, subject, *chunk, *chunk),
+                f" AND target IN ({marks(len(chunk))}) UNION"
+                f" SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
+                f" AND other IN ({marks(len(chunk))})",
+                (tenant, subject, *chunk, tenant, subject, *chunk),
             ):
                 op = op_from_row(row)
                 ops[op.op_seq] = op
@@ -202,6 +204,15 @@ class DetectionMixin(PoliciesMixin):
             conflict.conflict_id, a, b, found.newer.key, found.rule, kind, rule_name, winner,
             resolved.stale,
         )  # fmt: skip
+
+    def _resolved_by_policy(self, tx: Tx, tenant: str, subject: str, conflict_id: str) -> bool:
+        """The conflict's last resolution was the temporal policy's: a user may overturn it."""
+        row = tx.one(
+            "SELECT reason FROM operations WHERE tenant = ? AND subject = ? AND conflict_id = ?"
+            " AND kind = 'resolve' ORDER BY op_seq DESC LIMIT 1",
+            (tenant, subject, conflict_id),
+        )
+        return bool(row and row[0] and str(row[0]).startswith(f"{LATEST_WINS} for "))
 
     def dismiss_conflict(
         self, tenant: str, conflict_id: str, reason: str | None = None

@@ -132,7 +132,6 @@ class EraseMixin(StoreCore):
                 (new_output, new_manifest, new_gate, new_reason, tenant, subject, artifact_id),
             )
             changed.append(artifact_id)
-        self._scrub_column(tx, tenant, subject, "artifact_history", "reason", found)
         self._scrub_column(tx, tenant, subject, "operations", "reason", found)
         return tuple(sorted(changed))
 

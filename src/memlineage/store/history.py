@@ -9,6 +9,7 @@ It also catches the detection job up on subjects an append left unchecked.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -114,13 +115,6 @@ class HistoryMixin(DetectionMixin):
         if head is None:
             raise NotFound(f"no subject {subject!r}", field="subject")
         key = (tenant, subject)
-        statuses: dict[str, list[StatusChange]] = {}
-        for artifact_id, status, reason, at in tx.all(
-            "SELECT artifact_id, status, reason, at FROM artifact_history"
-            " WHERE tenant = ? AND subject = ? ORDER BY at, status",
-            key,
-        ):
-            statuses.setdefault(artifact_id, []).append(StatusChange(status, reason, at))
         switches = tuple(
             AliasSwitch(int(r[0]), r[1], int(r[2]), int(r[3]), r[4])
             for r in tx.all(
@@ -145,14 +139,18 @@ class HistoryMixin(DetectionMixin):
                 key,
             )
         )
+        artifacts = tuple(reader.artifacts(subject))
+        status_at = dict(
+            tx.all("SELECT id, status_at FROM artifacts WHERE tenant = ? AND subject = ?", key)
+        )
         return SubjectHistory(
             subject,
             head.clock,
             head.alias,
             tuple(reader.events(subject)),
             tuple(reader.operations(subject)),
-            tuple(reader.artifacts(subject)),
-            {k: tuple(v) for k, v in statuses.items()},
+            artifacts,
+            {a.id: status_history(a, status_at[a.id], switches) for a in artifacts},
             switches,
             erasures,
             edges,
@@ -201,6 +199,37 @@ class HistoryMixin(DetectionMixin):
                 )
                 out.append(Swept(subject, artifact.id, reason))
             return out
+
+
+def status_history(
+    artifact: Artifact, status_at: str, switches: Sequence[AliasSwitch]
+) -> tuple[StatusChange, ...]:
+    """Every status the artifact took, derived from what the store keeps anyway.
+
+    Statuses only move forward (candidate -> published -> superseded -> stale,
+    or candidate -> failed / stale; rejected and failed are final), so the
+    artifact row (its latest status, reason and time) and the alias history
+    (when it was switched in, and out) say it all, without a write per change.
+    """
+    status = str(artifact.status)
+    if not artifact.gate.passed:  # rejected, or failed in generation: never a candidate
+        return (StatusChange(status, artifact.reason, artifact.created_at),)
+    changes = [StatusChange("candidate", None, artifact.created_at)]
+    switched = [i for i, s in enumerate(switches) if s.artifact_id == artifact.id]
+    if switched:
+        at = switched[0]
+        changes.append(StatusChange("published", None, switches[at].switched_at))
+        replaced = switches[at + 1].switched_at if at + 1 < len(switches) else None
+        # A switch supersedes only a published artifact: one that went stale first stays so.
+        if replaced and (status == "superseded" or _at(status_at) >= _at(replaced)):
+            changes.append(StatusChange("superseded", None, replaced))
+    if status not in ("candidate", "published", "superseded"):
+        changes.append(StatusChange(status, artifact.reason, status_at))
+    return tuple(changes)
+
+
+def _at(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp)
 
 
 def _orphaned(

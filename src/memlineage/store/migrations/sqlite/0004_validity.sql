@@ -1,5 +1,5 @@
 -- memlineage schema 4 (SQLite): validity over time.
--- Detected contradictions, versioned tenant policies, erasure, an artifact status log.
+-- Detected contradictions, versioned tenant policies, erasure.
 
 -- The detection job's watermark (events with seq <= it were checked for contradictions)
 -- and the trust policy version this subject's validity was last folded under.
@@ -42,32 +42,6 @@ CREATE TABLE erasures (
     erased_at   TEXT    NOT NULL,
     PRIMARY KEY (tenant, subject, event_id)
 );
-
--- Every status an artifact took, with the reason; kept by triggers, so no writer can
--- forget it.
-CREATE TABLE artifact_history (
-    tenant       TEXT    NOT NULL,
-    subject      TEXT    NOT NULL,
-    artifact_id  TEXT    NOT NULL,
-    status       TEXT    NOT NULL,
-    reason       TEXT,
-    at           TEXT    NOT NULL
-);
-CREATE INDEX artifact_history_by_artifact ON artifact_history (tenant, subject, artifact_id);
-
-INSERT INTO artifact_history (tenant, subject, artifact_id, status, reason, at)
-    SELECT tenant, subject, id, status, reason, status_at FROM artifacts;
-
-CREATE TRIGGER artifact_history_insert AFTER INSERT ON artifacts BEGIN
-    INSERT INTO artifact_history (tenant, subject, artifact_id, status, reason, at)
-        VALUES (new.tenant, new.subject, new.id, new.status, new.reason, new.status_at);
-END;
-
-CREATE TRIGGER artifact_history_update AFTER UPDATE OF status ON artifacts
-    WHEN new.status IS NOT old.status BEGIN
-    INSERT INTO artifact_history (tenant, subject, artifact_id, status, reason, at)
-        VALUES (new.tenant, new.subject, new.id, new.status, new.reason, new.status_at);
-END;
 
 -- Detection reads the operations that name a few events, not the whole log.
 CREATE INDEX operations_by_target ON operations (tenant, subject, target);

@@ -104,15 +104,13 @@ def bench_staleness(store: SqlStore, label: str, sizes: list[int], repeats: int)
             tx.execute("DELETE FROM derivation WHERE tenant = ?", (TENANT,))
             tx.execute("DELETE FROM artifacts WHERE tenant = ?", (TENANT,))
         build_graph(store, edges)
-        prelude = store.descendants_prelude
-
-        def bare(tx: Tx) -> None:
+        def bare(tx: Tx, prelude: str | None = store.descendants_prelude) -> None:
             if prelude:
                 tx.execute(prelude)
             count = tx.one(BARE, (TENANT, SUBJECT, "root", TENANT, SUBJECT))[0]
             assert int(count) == DESCENDANTS, count
 
-        def ours(tx: Tx) -> None:
+        def ours(tx: Tx, prelude: str | None = store.descendants_prelude) -> None:
             stale = mark_descendants_stale(tx, TENANT, SUBJECT, ["root"], "bench", prelude)
             assert len(stale) == DESCENDANTS, len(stale)
 

@@ -171,7 +171,9 @@ def _add_artifact(graph: _Graph, artifact: Artifact) -> None:
         ref_ = f"ml:statement/{_local(artifact.id)}/{n}"
         parts.append(("statement", ref_, attrs, statement.derived_from))
     for kind, part_ref, attrs, sources in parts:
-        graph.entity[part_ref] = {"prov:type": f"ml:{kind.capitalize()}", **attrs}
+        label = f"{kind} {part_ref.rsplit('/', 1)[1]}"
+        graph.entity[part_ref] = {"prov:type": f"ml:{kind.capitalize()}", "prov:label": label,
+                                  **attrs}  # fmt: skip
         graph.relate("wasGeneratedBy", {"prov:entity": part_ref, "prov:activity": run})
         for source in sources:
             graph.relate(

@@ -160,6 +160,15 @@ def test_detection_is_a_job_that_catches_up_and_runs_once(memory: Memory) -> Non
     assert again.conflicts == ()
 
 
+def test_a_bulk_load_may_defer_detection_to_the_next_consolidation(db_url: str) -> None:
+    with Memory(db_url, tenant="acme", detect_after_add=False) as memory:
+        memory.add([LOVE, HATE])
+        assert valid(memory) == ["p-1", "p-2"]
+        result = memory.consolidate("user-7")  # the raw layer decides first
+        assert result.switched and result.artifact.manifest.input_ids == ("p-2",)
+        assert memory.recall("user-7").mode == "summary"
+
+
 def test_bad_policy_input_changes_nothing(memory: Memory) -> None:
     with pytest.raises(BadInput, match="rumour"):
         memory.set_temporal_policy(["rumour=keep"])

@@ -59,19 +59,24 @@ class Memory:
         store: Store | None = None,
         default_budget: int | None = consolidation.DEFAULT_BUDGET,
         create: bool = True,
+        detect_after_add: bool = True,
     ):
         """Open the store at ``db`` (see ``open_store``) for ``tenant``.
 
         ``default_budget``: the tenant's token budget of a rendered summary
         (None: none). ``create=False`` refuses to create a database that does
         not exist yet (``StoreError``), as read-only commands want for a
-        mistyped path.
+        mistyped path. ``detect_after_add``: run the contradiction detection
+        job right after each ``add`` (the default). A bulk load may turn it off
+        and let the next ``consolidate``, ``detect`` or ``sweep`` catch up, at
+        the price of recall not knowing the new contradictions until then.
         """
         check_tenant(tenant)
         if default_budget is not None and default_budget < 1:
             raise BadInput("must be a positive number of tokens", field="default_budget")
         self.store = store or open_store(db, create=create)
         self.tenant = tenant
+        self.detect_after_add = detect_after_add
         self.default_budget = default_budget
 
     # -- raw layer --

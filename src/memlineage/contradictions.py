@@ -9,8 +9,11 @@ same thing, and:
   sentiment ("I love jazz" +, "I hate jazz" -, "I do not like jazz" -), read
   with VADER's lexicon, falling back to the extractor's polarity when the
   clause carries no sentiment; for a value it is the polarity itself;
-- ``other-value``: a single-valued item (a number, an amount, a date, an
-  explicit fact) now has another canonical value (4,500 EUR, later 5,000 EUR).
+- ``other-value``: a single-valued item (a quantity with a unit, an amount, a
+  date, an explicit fact) now has another canonical value (4,500 EUR, later
+  5,000 EUR). A bare number without a unit is keyed only by the words before
+  it ("note 5", "note 6"; "chapter 3", "chapter 4"): too weak to call a change
+  of value a contradiction, so only its polarity counts.
 
 Clauses speak of the same thing when their words, less those that carry the
 stance, are the same: "Alice's favourite colour is blue" never meets "Bob's
@@ -195,6 +198,8 @@ def contradiction(before: KeyedItem, after: KeyedItem) -> str | None:
     clause = before.kind in CLAUSE_KINDS and "/clause/" in before.key
     if clause or before.kind in SET_VALUED or after.kind in SET_VALUED:
         return None  # a clause's words are its identity; ids and scopes are sets
+    if before.family == "number" and after.family == "number":
+        return None  # a bare count keyed by the words before it: "note 5", "note 6"
     if (before.family, before.magnitude) != (after.family, after.magnitude):
         return OTHER_VALUE
     return None

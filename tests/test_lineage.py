@@ -125,15 +125,15 @@ def test_audit_exits_1_when_a_manifest_no_longer_verifies(db_url: str) -> None:
 def test_sweep_fails_orphaned_candidates_and_is_safe_to_repeat(memory: Memory) -> None:
     memory.add(EVENTS)
     orphan = prepare(memory.store, "acme", "user-7")  # a run that crashed before its switch
-    live = memory.consolidate("user-7")  # the alias moves on: the orphan can never switch
-    assert live.switched
+    memory.conflict("m-2", "m-3")  # the epoch moves on: the orphan can never switch
     swept = memory.sweep()
     assert [(s.artifact_id, s.reason) for s in swept] == [
-        (orphan.id, "orphaned: the alias moved on since the candidate was written")
+        (orphan.id, "orphaned: epoch is 1, inputs were read at 0")
     ]
     assert memory.sweep() == []
-    statuses = {a.id: str(a.status) for a in memory.artifacts("user-7")}
-    assert statuses == {orphan.id: "failed", live.artifact.id: "published"}
+    assert {a.id: str(a.status) for a in memory.artifacts("user-7")} == {orphan.id: "failed"}
+    live = memory.consolidate("user-7")
+    assert live.switched, live.reason
     assert memory.recall("user-7").mode == "summary"
 
 

@@ -13,10 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from . import audit, lineage
+from . import audit, lineage, worker
 from . import consolidate as consolidation
 from . import queue as job_queue
-from . import worker
 from .errors import BadInput, StoreError
 from .generators.base import Generator
 from .ingest import MAX_ID_LENGTH, parse_event

@@ -27,7 +27,7 @@ def erase(event_id: str, reason: str, by: str | None) -> Report:
         return Report(result.to_json(), f"{event_id} was erased already")
     text = f"erased {event_id} in {result.subject}: epoch {result.epoch}"
     if result.stale:
-        text += f"; stale: {', '.join(result.stale)} (a rebuild is due)"
+        text += f"; stale: {', '.join(result.stale)} (a rebuild is queued)"
     if result.scrubbed:
         text += f"; scrubbed: {', '.join(result.scrubbed)}"
     return Report(result.to_json(), text)
@@ -153,7 +153,7 @@ def trust(
     )
     stale = [s for a in affected for s in a.stale]
     if stale:
-        text += f"; stale: {', '.join(stale)} (a rebuild is due)"
+        text += f"; stale: {', '.join(stale)} (a rebuild is queued)"
     return Report(doc, text)
 
 

@@ -123,11 +123,14 @@ def test_unrelated_facts_never_retire_each_other(memory: Memory) -> None:
                facts=[{"key": "bob.favourite_colour", "value": "green", "kind": "preference"}]),
             ev("j-1", "The budget is 4,500 EUR.", "2026-01-01T00:00:00Z", project="apollo"),
             ev("j-2", "The budget is 9,000 EUR.", "2026-02-01T00:00:00Z", project="zeus"),
+            ev("t-1", "Ticket T-1 costs 5 EUR.", "2026-01-01T00:00:00Z"),
+            ev("t-2", "Ticket T-2 costs 7 EUR.", "2026-02-01T00:00:00Z"),
             ev("n-1", "Read chapter 3 first.", "2026-01-01T00:00:00Z"),
             ev("n-2", "Read chapter 4 first.", "2026-02-01T00:00:00Z"),
         ]
     )  # fmt: skip
-    assert valid(memory) == ["c-1", "c-2", "c-3", "f-1", "f-2", "j-1", "j-2", "n-1", "n-2"]
+    assert valid(memory) == ["c-1", "c-2", "c-3", "f-1", "f-2", "j-1", "j-2", "t-1", "t-2",
+                              "n-1", "n-2"]  # fmt: skip
     assert memory.recall("user-7").conflicts == ()
     assert detected_ops(memory) == []
 

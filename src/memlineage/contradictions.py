@@ -17,7 +17,9 @@ same thing, and:
 
 Clauses speak of the same thing when their words, less those that carry the
 stance, are the same: "Alice's favourite colour is blue" never meets "Bob's
-favourite colour is blue". Ids and permission scopes are sets (a user has many
+favourite colour is blue". Values speak of the same thing when their events
+name the same entity ids: "Ticket T-1 costs 5 EUR" never meets "Ticket T-2
+costs 7 EUR". Ids and permission scopes are sets (a user has many
 tickets), so only their polarity can contradict.
 """
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -40,6 +43,9 @@ OPPOSITE_POLARITY = "opposite-polarity"
 OTHER_VALUE = "other-value"
 CLAUSE_KINDS = frozenset({"constraint", "negation", "preference", "decision"})
 SET_VALUED = frozenset({"id", "scope"})
+# Identifier-like tokens (letters then digits: T-1, ORION-12, room42) the extractor's id
+# patterns may not take; enough to keep two named things apart.
+_ENTITY_TOKEN = re.compile(r"\b[A-Za-z]+[-_#]?\d+[A-Za-z0-9-]*\b")
 _NEGATORS = frozenset({"not", "no", "never", "don't", "doesn't", "didn't", "longer", "anymore"})
 
 
@@ -93,7 +99,13 @@ class Detected:
 def keyed_items(event: Event) -> list[KeyedItem]:
     """The items of ``event`` detection compares (conflict items are not the event's)."""
     scope = event.project or extract.GLOBAL_SCOPE
-    return [_keyed(event, scope, item) for item in extract.event_items(event)]
+    items = extract.event_items(event)
+    # A value is about the entities its event names: "Ticket T-1 costs 5 EUR" and
+    # "Ticket T-2 costs 7 EUR" are two tickets, not a changed price.
+    named = {str(i.value) for i in items if i.kind == "id"}
+    named |= {m.group().upper() for m in _ENTITY_TOKEN.finditer(event.text)}
+    entities = ",".join(sorted(named))
+    return [_keyed(event, scope, item, entities) for item in items]
 
 
 def _is_clause(item: Item, scope: str) -> bool:
@@ -101,7 +113,7 @@ def _is_clause(item: Item, scope: str) -> bool:
     return item.kind in CLAUSE_KINDS and item.key.startswith(f"{scope}/{item.kind}/")
 
 
-def _keyed(event: Event, scope: str, item: Item) -> KeyedItem:
+def _keyed(event: Event, scope: str, item: Item, entities: str) -> KeyedItem:
     family, magnitude = canonical(item.value, item.unit)
     if _is_clause(item, scope):
         anchor = item.key[len(scope) + len(item.kind) + 2 :]
@@ -126,7 +138,7 @@ def _keyed(event: Event, scope: str, item: Item) -> KeyedItem:
         family,
         magnitude,
         1 if item.polarity else -1,
-        "",
+        f"entities:{entities}" if entities and item.kind not in SET_VALUED else "",
         event.at,
         event.kind,
     )

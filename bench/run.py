@@ -18,6 +18,7 @@ BENCHMARKS = [
     "bench_extract.py",
     "bench_llm.py",
     "bench_consolidate.py",
+    "bench_staleness.py",
 ]
 # these take --quick for a short run
 QUICK = {"bench_extract.py", "bench_llm.py", "bench_consolidate.py"}
@@ -46,6 +47,8 @@ def main() -> int:
             args += ["--subjects", "50", "--queued", "10000", "--samples", "300"]
         if quick and name in QUICK:
             args.append("--quick")
+        if quick and name == "bench_staleness.py":
+            args += ["--quick", "--repeats", "3", "--append-events", "2000"]
         failed |= subprocess.call(args, cwd=HERE)
     return 1 if failed else 0
 

@@ -80,7 +80,7 @@ def test_event_ids_are_unique_per_tenant_not_per_subject(memory: Memory) -> None
 
 
 def test_contradiction_keeps_both_sides_and_reports_the_conflict(memory: Memory) -> None:
-    memory.add([ev("a1", "I love jazz"), ev("a2", "I hate jazz")])
+    memory.add([ev("a1", "I love jazz"), ev("a2", "Jazz gets on my nerves")])
     op = memory.conflict("a1", "a2", key="preference:jazz")
     assert op.conflict_id is not None
     recalled = memory.recall("user-7")
@@ -90,7 +90,7 @@ def test_contradiction_keeps_both_sides_and_reports_the_conflict(memory: Memory)
 
 
 def test_resolving_a_conflict_invalidates_the_loser_only(memory: Memory) -> None:
-    memory.add([ev("a1", "I love jazz"), ev("a2", "I hate jazz")])
+    memory.add([ev("a1", "I love jazz"), ev("a2", "Jazz gets on my nerves")])
     conflict = memory.conflict("a1", "a2").conflict_id
     assert conflict is not None
     memory.resolve(conflict, winner="a2")
@@ -166,7 +166,7 @@ def test_bad_events_are_refused_before_anything_is_stored(memory: Memory) -> Non
 
 
 def test_declaring_the_same_conflict_again_is_a_no_op(memory: Memory) -> None:
-    memory.add([ev("a1", "I love jazz"), ev("a2", "I hate jazz")])
+    memory.add([ev("a1", "I love jazz"), ev("a2", "Jazz gets on my nerves")])
     first = memory.conflict("a1", "a2")
     again = memory.conflict("a2", "a1")
     assert again.conflict_id == first.conflict_id and not again.changed

@@ -14,17 +14,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+from . import audit, lineage, worker
 from . import consolidate as consolidation
 from . import queue as job_queue
-from . import worker
-from .errors import BadInput
+from .errors import BadInput, StoreError
 from .generators.base import Generator
 from .generators.config import make_generator, resolve
 from .ingest import MAX_ID_LENGTH, check_event, parse_event
 from .model import Artifact, NewEvent
+from .policy import TemporalPolicy, VersionedTrust, trust_policy
 from .recall import Recall, recall
 from .store import open_store
 from .store.append import MAX_NAME_BYTES, name_too_long
+from .store.base import SqlStore
+from .store.detect import Detection
+from .store.erase import Erased
+from .store.history import Swept
+from .store.policies import PolicyVersion, Rollout
 from .store.protocol import Appended, Job, OpResult, Store
 from .verify import Certification, verify
 from .worker import JobReport
@@ -55,19 +61,24 @@ class Memory:
         store: Store | None = None,
         default_budget: int | None = consolidation.DEFAULT_BUDGET,
         create: bool = True,
+        detect_after_add: bool = True,
     ):
         """Open the store at ``db`` (see ``open_store``) for ``tenant``.
 
         ``default_budget``: the tenant's token budget of a rendered summary
         (None: none). ``create=False`` refuses to create a database that does
         not exist yet (``StoreError``), as read-only commands want for a
-        mistyped path.
+        mistyped path. ``detect_after_add``: run the contradiction detection
+        job right after each ``add`` (the default). A bulk load may turn it off
+        and let the next ``consolidate``, ``detect`` or ``sweep`` catch up, at
+        the price of recall not knowing the new contradictions until then.
         """
         check_tenant(tenant)
         if default_budget is not None and default_budget < 1:
             raise BadInput("must be a positive number of tokens", field="default_budget")
         self.store = store or open_store(db, create=create)
         self.tenant = tenant
+        self.detect_after_add = detect_after_add
         self.default_budget = default_budget
 
     # -- raw layer --
@@ -100,11 +111,21 @@ class Memory:
                 # the field keeps its "[index]." prefix, as before lines were reported
                 raise BadInput(exc.reason, line=line, field=f"[{index}].{exc.field or ''}") from exc
         try:
-            return self.store.append(self.tenant, parsed)
+            appended = self.store.append(self.tenant, parsed)
         except BadInput as exc:  # the store names the 1-based position as the line
             if lines is None or exc.line is None or not 1 <= exc.line <= len(lines):
                 raise
             raise type(exc)(exc.reason, line=lines[exc.line - 1], field=exc.field) from exc
+        self._detect_after_append(appended)
+        return appended
+
+    def _detect_after_append(self, appended: Sequence[Appended]) -> None:
+        """The detection job, right after the append committed (see store/detect.py)."""
+        detect = getattr(self.store, "detect_conflicts", None)
+        if detect is None or not self.detect_after_add:
+            return
+        for subject in sorted({a.subject for a in appended if a.created}):
+            detect(self.tenant, subject)
 
     def revoke(self, event_id: str, reason: str | None = None) -> OpResult:
         return self.store.revoke(self.tenant, event_id, reason)
@@ -119,6 +140,95 @@ class Memory:
 
     def resolve(self, conflict_id: str, winner: str) -> OpResult:
         return self.store.resolve_conflict(self.tenant, conflict_id, winner)
+
+    def dismiss(self, conflict_id: str, reason: str | None = None) -> OpResult:
+        """Take back a conflict (detected or declared): both of its sides count again."""
+        return self._validity().dismiss_conflict(self.tenant, conflict_id, reason)
+
+    def detect(self, subject: str) -> Detection:
+        """Run the contradiction detection job of a subject now (it is idempotent)."""
+        return self._validity().detect_conflicts(self.tenant, subject)
+
+    def erase(self, event_id: str, reason: str, by: str = "memlineage") -> Erased:
+        """Data-protection erasure: the event's content is removed everywhere it was copied.
+
+        Its id, seq and hash stay (manifests still verify); what derives from it
+        goes stale; who asked (``by``) and why are recorded.
+        """
+        return self._validity().erase(self.tenant, event_id, reason, by)
+
+    # -- policies --
+
+    def policy(self) -> dict[str, Any]:
+        """The tenant's current temporal and trust policies, with their versions."""
+        store = self._validity()
+        return {
+            "temporal": {"version": (t := store.temporal_policy(self.tenant)).version,
+                         **t.to_json()},
+            "trust": {"version": (v := store.trust_policy(self.tenant)).version, **v.to_json()},
+        }  # fmt: skip
+
+    def policy_history(self) -> list[PolicyVersion]:
+        return self._validity().policy_history(self.tenant)
+
+    def set_temporal_policy(
+        self, assignments: Sequence[str], reason: str | None = None
+    ) -> TemporalPolicy:
+        """A new temporal policy version with ``KIND=RULE`` changes (rules: keep, latest-wins)."""
+        store = self._validity()
+        changed = store.temporal_policy(self.tenant).changed(assignments)
+        return store.set_temporal_policy(self.tenant, changed, reason)
+
+    def set_trust_policy(
+        self,
+        admit: Sequence[str] | None = None,
+        block: Sequence[str] | None = None,
+        *,
+        block_any: bool = False,
+        reason: str | None = None,
+        batch: int = 100,
+        until_done: bool = True,
+    ) -> tuple[VersionedTrust, list[Rollout]]:
+        """A new trust policy version, rolled out to every subject in batches of ``batch``."""
+        store = self._validity()
+        wanted = trust_policy(0, admit, block, block_any)
+        stored = store.set_trust_policy(self.tenant, wanted, reason)
+        rounds = [store.roll_out_trust_policy(self.tenant, batch)]
+        while until_done and rounds[-1].remaining and rounds[-1].applied:
+            rounds.append(store.roll_out_trust_policy(self.tenant, batch))
+        return stored, rounds
+
+    # -- lineage and audit --
+
+    def lineage(self, artifact_id: str, fmt: str = "prov-json") -> dict[str, Any] | str:
+        """The artifact's lineage: PROV-JSON (a dict), or a dot / mermaid picture (text)."""
+        if fmt not in lineage.FORMATS:
+            raise BadInput(f"unknown format {fmt!r}; one of {', '.join(lineage.FORMATS)}",
+                           field="format")  # fmt: skip
+        doc = lineage.to_prov(self._validity().artifact_history(self.tenant, artifact_id),
+                              artifact_id)  # fmt: skip
+        if fmt == "dot":
+            return lineage.to_dot(doc)
+        if fmt == "mermaid":
+            return lineage.to_mermaid(doc)
+        return doc
+
+    def why(self, subject: str, query: str) -> audit.Why:
+        """Where a claim (by key or text) or a statement came from, down to raw events."""
+        return audit.why(self._validity().subject_history(self.tenant, subject), query)
+
+    def audit(self, subject: str) -> audit.Audit:
+        """Artifacts with their status history, alias history, operations; manifests verified."""
+        return audit.audit(self._validity().subject_history(self.tenant, subject))
+
+    def sweep(self, older_than: float | None = None) -> list[Swept]:
+        """Fail candidates orphaned by crashed runs (safe at any time); catch detection up."""
+        return self._validity().sweep(self.tenant, older_than)
+
+    def _validity(self) -> SqlStore:
+        if not isinstance(self.store, SqlStore):
+            raise StoreError("this store does not keep lineage, policies or erasures")
+        return self.store
 
     # -- derived layer --
 

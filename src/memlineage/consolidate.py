@@ -98,6 +98,7 @@ def prepare(
     ``budget`` is the token budget of the rendered summary (None: no budget).
     """
     generator = generator or DeterministicGenerator()
+    _detect_first(store, tenant, subject)
     with store.reader(tenant) as reader:
         head = reader.head(subject)
         if head is None:
@@ -151,6 +152,16 @@ def prepare(
     for artifact in written:  # rejected attempts first, each with its report
         store.write_artifact(tenant, artifact)
     return written[-1]
+
+
+def _detect_first(store: Store, tenant: str, subject: str) -> None:
+    """The raw layer decides validity first: catch the contradiction job up (detect.py)."""
+    detect = getattr(store, "detect_conflicts", None)
+    if detect is not None:
+        with store.reader(tenant) as reader:
+            known = reader.head(subject) is not None
+        if known:
+            detect(tenant, subject)
 
 
 def publish(

@@ -112,6 +112,12 @@ class OpKind(enum.StrEnum):
     CONFLICT = "conflict"
     RESOLVE = "resolve"
     TRUST = "trust"
+    # A conflict, detected or declared, taken back: both sides count again.
+    DISMISS = "dismiss"
+    # Data-protection erasure: the event's content is gone; it is invalid for good.
+    ERASE = "erase"
+    # The tenant's trust policy (a version) now governs this subject's validity.
+    POLICY = "policy"
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,13 @@ class TrustPolicy:
 DEFAULT_POLICY = TrustPolicy()
 
 
+def policy_from_op(op: Operation) -> TrustPolicy:
+    """The trust policy a ``policy`` operation carries (see policy.trust_operation)."""
+    admitted = frozenset(op.trust.split(",")) if op.trust else frozenset()
+    blocked = None if op.taint is None else frozenset(op.taint)
+    return TrustPolicy(blocked_taints=blocked, admitted_trust=admitted)
+
+
 @dataclass(frozen=True)
 class SourceState:
     """The raw layer's verdict on one subject's events."""
@@ -64,28 +71,52 @@ class SourceState:
 def source_state(
     events: Iterable[Event], ops: Sequence[Operation], policy: TrustPolicy = DEFAULT_POLICY
 ) -> SourceState:
-    """Fold the operations over the events into valid/invalid and the conflict set."""
-    invalid: dict[str, str] = {}
+    """Fold the operations over the events into valid/invalid and the conflict set.
+
+    An event may be invalid for several reasons at once (lost a conflict, then
+    revoked); dismissing the conflict lifts only its own reason, so the first
+    reason still standing is the one reported.
+    """
+    reasons: dict[str, list[str]] = {}
     conflicts: dict[str, Conflict] = {}
     overrides: dict[str, tuple[str | None, tuple[str, ...] | None]] = {}
+
+    def lift(event_id: str, reason: str) -> None:
+        if reason in reasons.get(event_id, ()):
+            reasons[event_id].remove(reason)
+
     for op in sorted(ops, key=lambda o: o.op_seq):
-        if op.kind is OpKind.REVOKE:
-            invalid.setdefault(op.target, "revoked")
+        if op.kind is OpKind.POLICY:
+            policy = policy_from_op(op)  # the tenant's policy as this subject adopted it
+        elif op.kind is OpKind.ERASE:
+            reasons.setdefault(op.target, []).insert(0, "erased")  # nothing restores it
+        elif op.kind is OpKind.DISMISS and op.conflict_id in conflicts:
+            dismissed = conflicts.pop(op.conflict_id)
+            lift(dismissed.a, f"lost conflict {dismissed.id}")
+            lift(dismissed.b, f"lost conflict {dismissed.id}")
+        elif op.kind is OpKind.REVOKE:
+            reasons.setdefault(op.target, []).append("revoked")
         elif op.kind is OpKind.REPLACE:
-            invalid.setdefault(op.target, f"superseded by {op.other}")
+            reasons.setdefault(op.target, []).append(f"superseded by {op.other}")
         elif op.kind is OpKind.CONFLICT and op.conflict_id and op.other:
             conflicts[op.conflict_id] = Conflict(op.conflict_id, op.target, op.other, op.key)
         elif op.kind is OpKind.RESOLVE and op.conflict_id in conflicts and op.other:
+            # A later resolution of the same conflict (a user overturning the temporal
+            # policy's) gives the previous loser back its validity.
             declared = conflicts[op.conflict_id]
+            lost = f"lost conflict {declared.id}"
+            lift(declared.a, lost)
+            lift(declared.b, lost)
             conflicts[op.conflict_id] = Conflict(
                 declared.id, declared.a, declared.b, declared.key, winner=op.other
             )
             loser = declared.b if op.other == declared.a else declared.a
-            invalid.setdefault(loser, f"lost conflict {declared.id}")
+            reasons.setdefault(loser, []).append(lost)
         elif op.kind is OpKind.TRUST:
             # A later trust change overrides only what it names.
             level, taint = overrides.get(op.target, (None, None))
             overrides[op.target] = (op.trust or level, op.taint if op.taint is not None else taint)
+    invalid = {event_id: why[0] for event_id, why in reasons.items() if why}
     trust: dict[str, tuple[str, tuple[str, ...]]] = {}
     for event in events:
         new_level, new_taint = overrides.get(event.id, (None, None))

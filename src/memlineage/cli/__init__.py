@@ -11,7 +11,14 @@ one import here.
 
 from __future__ import annotations
 
-from . import derived, generate, jobs, raw  # noqa: F401  (each registers its commands)
+from . import (  # noqa: F401  (each registers its commands)
+    derived,
+    generate,
+    jobs,
+    lineage,
+    raw,
+    validity,
+)
 from .app import main, root
 
 __all__ = ["main", "root"]

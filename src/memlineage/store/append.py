@@ -58,6 +58,9 @@ class AppendMixin(StoreCore):
     ) -> list[Appended]:
         with self._write() as tx:
             clocks = {s: self._lock_or_create_clock(tx, tenant, s) for s in _subjects(events)}
+            for subject, clock in clocks.items():
+                if clock.high_water == 0:
+                    self._on_new_subject(tx, tenant, subject)  # validity: tenant policies
             wanted = {e.id for e in events} | {e.supersedes for e in events if e.supersedes}
             stored = self.stored_events(tx, tenant, list(wanted))
             plan = _plan(tenant, events, clocks, stored, where)

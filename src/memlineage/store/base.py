@@ -7,6 +7,10 @@
 - ``staleness``: descendants of an invalidated source go stale;
 - ``switch``: artifacts and the alias compare-and-swap;
 - ``jobs``: the consolidation job queue (its triggers live in ``triggers``).
+- ``policies``: per-tenant temporal and trust policies, versioned, rolled out per subject;
+- ``detect``: contradictions over time, detected right after the append; dismissal;
+- ``erase``: data-protection erasure;
+- ``history``: what audit and lineage read, and the sweep of orphaned candidates.
 
 A backend subclass supplies connections and the SQL text that differs.
 """
@@ -14,13 +18,17 @@ A backend subclass supplies connections and the SQL text that differs.
 from __future__ import annotations
 
 from .append import AppendMixin
+from .erase import EraseMixin
+from .history import HistoryMixin
 from .jobs import JobsMixin
 from .operations import OperationsMixin
 from .schema import SchemaMixin
 from .switch import SwitchMixin
 
 
-class SqlStore(SchemaMixin, AppendMixin, OperationsMixin, SwitchMixin, JobsMixin):
+class SqlStore(
+    SchemaMixin, AppendMixin, OperationsMixin, SwitchMixin, JobsMixin, HistoryMixin, EraseMixin
+):
     """Every transaction of memlineage; a backend subclass supplies connections."""
 
 

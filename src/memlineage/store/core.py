@@ -89,6 +89,14 @@ class StoreCore(abc.ABC):
         )
         return Clock(int(row[0]), int(row[1]))
 
+    def _on_new_subject(self, tx: Tx, tenant: str, subject: str) -> None:
+        """Hook: a subject's first append, under its lock (policies.py adopts tenant policy)."""
+        return None
+
+    def _resolved_by_policy(self, tx: Tx, tenant: str, subject: str, conflict_id: str) -> bool:
+        """Hook: whether the temporal policy made the conflict's resolution (detect.py)."""
+        return False
+
     def _bump_epoch(self, tx: Tx, tenant: str, subject: str) -> tuple[int, int]:
         """Advance the epoch and the operation counter; returns (epoch, op_seq)."""
         row = tx.one(

@@ -104,10 +104,11 @@ class OperationsMixin(StoreCore):
             if conflict.resolved:
                 if conflict.winner == winner:
                     return OpResult(subject, clock.epoch, changed=False, conflict_id=conflict_id)
-                raise BadInput(
-                    f"conflict {conflict_id!r} was resolved for {conflict.winner!r} already",
-                    field="winner",
-                )
+                if not self._resolved_by_policy(tx, tenant, subject, conflict_id):  # detect.py
+                    raise BadInput(
+                        f"conflict {conflict_id!r} was resolved for {conflict.winner!r} already",
+                        field="winner",
+                    )
             loser = b if winner == a else a
             return self._record_invalidation(
                 tx,

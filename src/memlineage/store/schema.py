@@ -91,6 +91,29 @@ def _created_tables(script: str) -> set[str]:
 
 
 def _split_sql(script: str) -> list[str]:
-    """Statements of a migration file (no semicolons inside statements in our files)."""
-    lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    """Statements of a migration file, one per line-final ``;``.
+
+    A trigger body (``BEGIN`` … ``END;``, SQLite) or a dollar-quoted function body
+    (``$$`` … ``$$``, PostgreSQL) holds semicolons of its own and stays one statement.
+    """
+    statements: list[str] = []
+    current: list[str] = []
+    in_dollar = in_trigger = False
+    for line in script.splitlines():
+        stripped = line.strip()
+        if not current and (not stripped or stripped.startswith("--")):
+            continue
+        if stripped.startswith("--") and not (in_dollar or in_trigger):
+            continue
+        current.append(line)
+        in_dollar ^= stripped.count("$$") % 2 == 1
+        if not in_dollar and stripped.upper().endswith("BEGIN"):
+            in_trigger = True
+        if in_trigger and stripped.upper() == "END;":
+            in_trigger = False
+        if stripped.endswith(";") and not (in_dollar or in_trigger):
+            statements.append("\n".join(current).strip().removesuffix(";").strip())
+            current = []
+    if current and "\n".join(current).strip():
+        statements.append("\n".join(current).strip())
+    return statements

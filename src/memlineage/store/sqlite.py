@@ -68,6 +68,8 @@ class SqliteStore(SqlStore):
             # last transactions, never corrupt the file.
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA foreign_keys = ON")
+            # Freed space is zeroed, so an erased text leaves no copy in the file (erase.py).
+            self.conn.execute("PRAGMA secure_delete = ON")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
         if migrate:
@@ -114,6 +116,16 @@ class SqliteStore(SqlStore):
 
     def _table_names(self, tx: Tx) -> set[str]:
         return {r[0] for r in tx.all("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def _purge_erased(self) -> bool:
+        """Copy the WAL into the database and truncate it: no old frame keeps the text.
+
+        Returns False when a reader of another connection kept the checkpoint from
+        completing; the frames are then overwritten as the WAL is reused.
+        """
+        with self._connection_mutex:
+            busy, _log, _done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return int(busy) == 0
 
     def close(self) -> None:
         self.conn.close()

@@ -1,0 +1,242 @@
+"""Staleness and detection costs, on SQLite and PostgreSQL.
+
+1. Stale the descendants of one event that has 1,000 descendants, in derivation
+   graphs of 10,000 and of 1,000,000 edges. Baseline, in the same run: the bare
+   recursive query (the same ``WITH RECURSIVE … UNION`` selecting the
+   descendants) over the same graph. Each timed run is rolled back, so every
+   repeat stales the same 1,000 artifacts. Reported: the ratio of the two graph
+   sizes (it must follow the descendants, not the graph) and ours / bare.
+2. The append and the contradiction detection job that runs right after it:
+   ``store.append`` (the plain append transaction) against ``Memory.add``
+   (append + detection), same events, same batches.
+
+    python bench/bench_staleness.py [--quick] [--backend sqlite|postgres|both]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from bench_gate import locomo_events
+from bench_store import make_events
+from common import median_seconds, report
+from memlineage import Memory
+from memlineage.ingest import parse_event, utc_now
+from memlineage.model import NewEvent
+from memlineage.store.base import SqlStore
+from memlineage.store.sql import Tx
+from memlineage.store.staleness import mark_descendants_stale
+
+PG_URL = os.environ.get("MEMLINEAGE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+TENANT, SUBJECT = "bench", "user-1"
+DESCENDANTS = 1_000
+
+BARE = (
+    "WITH RECURSIVE below(node) AS ("
+    " SELECT child FROM derivation WHERE tenant = ? AND subject = ? AND parent = ?"
+    " UNION"
+    " SELECT d.child FROM derivation d JOIN below b ON d.parent = b.node"
+    " WHERE d.tenant = ? AND d.subject = ?)"
+    " SELECT COUNT(*) FROM below"
+)
+
+
+def build_graph(store: SqlStore, edges: int, seed: int = 7) -> None:
+    """One event ``root`` with a tree of 1,000 artifacts below it, in ``edges`` edges."""
+    rng = random.Random(seed)
+    tree = [(("root" if k == 0 else f"d{(k - 1) // 3}"), f"d{k}") for k in range(DESCENDANTS)]
+    noise: list[tuple[str, str]] = []
+    nodes = max(1, (edges - DESCENDANTS) // 3)
+    for i in range(edges - DESCENDANTS):
+        child = i % nodes + 1
+        parent = rng.randrange(0, child)  # a DAG: parents come first
+        noise.append((f"n{parent}" if parent else f"ev{i % 97}", f"n{child}"))
+    now = utc_now()
+    manifest = '{"artifactId": "x"}'
+    with store._write() as tx:
+        for start in range(0, len(noise) + len(tree), 50_000):
+            chunk = (tree + noise)[start : start + 50_000]
+            tx.executemany(
+                "INSERT INTO derivation (tenant, subject, parent, child) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
+                [(TENANT, SUBJECT, p, c) for p, c in chunk],
+            )
+        tx.executemany(
+            "INSERT INTO artifacts (tenant, subject, id, status, reason, manifest, output, gate,"
+            " created_at, status_at) VALUES (?, ?, ?, 'published', NULL, ?, NULL, '{}', ?, ?)",
+            [(TENANT, SUBJECT, f"d{k}", manifest, now, now) for k in range(DESCENDANTS)]
+            + [(TENANT, SUBJECT, f"n{k}", manifest, now, now) for k in range(1, 10_001)],
+        )
+    if store.dialect == "postgres":
+        with store._write() as tx:
+            tx.execute("ANALYZE derivation")
+            tx.execute("ANALYZE artifacts")
+
+
+def rolled_back(store: SqlStore, work: Callable[[Tx], Any]) -> Callable[[], None]:
+    """A run of ``work`` inside a transaction that is always rolled back."""
+
+    class Undo(Exception):
+        pass
+
+    def run() -> None:
+        try:
+            with store._write() as tx:
+                work(tx)
+                raise Undo
+        except Undo:
+            pass
+
+    return run
+
+
+def bench_staleness(store: SqlStore, label: str, sizes: list[int], repeats: int) -> None:
+    results: dict[int, tuple[float, float]] = {}
+    for edges in sizes:
+        with store._write() as tx:
+            tx.execute("DELETE FROM derivation WHERE tenant = ?", (TENANT,))
+            tx.execute("DELETE FROM artifacts WHERE tenant = ?", (TENANT,))
+        build_graph(store, edges)
+
+        def bare(tx: Tx, prelude: str | None = store.descendants_prelude) -> None:
+            if prelude:
+                tx.execute(prelude)
+            count = tx.one(BARE, (TENANT, SUBJECT, "root", TENANT, SUBJECT))[0]
+            assert int(count) == DESCENDANTS, count
+
+        def ours(tx: Tx, prelude: str | None = store.descendants_prelude) -> None:
+            stale = mark_descendants_stale(tx, TENANT, SUBJECT, ["root"], "bench", prelude)
+            assert len(stale) == DESCENDANTS, len(stale)
+
+        for _ in range(2):  # warm caches (and psycopg's prepared statements) for both
+            rolled_back(store, bare)()
+            rolled_back(store, ours)()
+        bare_s = median_seconds(rolled_back(store, bare), repeats)
+        ours_s = median_seconds(rolled_back(store, ours), repeats)
+        results[edges] = (bare_s, ours_s)
+        report(f"{label}: bare recursive query, {edges:,} edges", bare_s * 1000, "ms")
+        report(
+            f"{label}: stale 1,000 descendants, {edges:,} edges",
+            ours_s * 1000,
+            "ms",
+            "bare query",
+            ours_s / bare_s,
+        )
+    small, large = min(results), max(results)
+    if small != large:
+        report(
+            f"{label}: bare, {large:,} / {small:,} edges",
+            results[large][0] / results[small][0],
+            "x",
+        )
+        report(
+            f"{label}: stale, {large:,} / {small:,} edges",
+            results[large][1] / results[small][1],
+            "x",
+        )
+
+
+def workloads(total: int) -> list[tuple[str, list[list[NewEvent]]]]:
+    """Item-dense synthetic events (a contradiction nearly every event), and LoCoMo."""
+    rows = make_events("user-bench", 0, total)
+    synthetic = [[parse_event(r) for r in rows[i : i + 500]] for i in range(0, total, 500)]
+    out = [("synthetic, item-dense", synthetic)]
+    observations = [
+        NewEvent(id=e.id, subject=e.subject, text=e.text, at=e.at) for e in locomo_events()
+    ]
+    if observations:
+        out.append(
+            (
+                "LoCoMo observations",
+                [observations[i : i + 100] for i in range(0, len(observations), 100)],
+            )
+        )
+    return out
+
+
+def bench_detection(url_for: Callable[[], str], label: str, total: int, repeats: int) -> None:
+    for name, batches in workloads(total):
+        count = sum(len(b) for b in batches)
+
+        def plain(batches: list[list[NewEvent]] = batches) -> None:
+            with Memory(url_for(), tenant="bench") as memory:
+                for batch in batches:
+                    memory.store.append("bench", batch)
+
+        def with_detection(batches: list[list[NewEvent]] = batches) -> None:
+            with Memory(url_for(), tenant="bench") as memory:
+                for batch in batches:
+                    memory.add(batch)
+
+        plain_s = median_seconds(plain, repeats)
+        full_s = median_seconds(with_detection, repeats)
+        report(f"{label}, {name}: append transaction", count / plain_s, "events/s")
+        report(
+            f"{label}, {name}: append + detection job",
+            count / full_s,
+            "events/s",
+            "append transaction",
+            plain_s / full_s,
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="100,000 edges instead of 1,000,000")
+    parser.add_argument("--append-events", type=int, default=5_000)
+    args = parser.parse_args()
+    sizes = [10_000, 100_000 if args.quick else 1_000_000]
+    with tempfile.TemporaryDirectory(prefix="memlineage-bench-") as tmp:
+        if args.backend in ("sqlite", "both"):
+            store = Memory(str(Path(tmp) / "stale.db")).store
+            assert isinstance(store, SqlStore)
+            bench_staleness(store, "sqlite", sizes, args.repeats)
+            store.close()
+            bench_detection(
+                lambda: str(Path(tmp) / f"append-{time.monotonic_ns()}.db"),
+                "sqlite",
+                args.append_events,
+                max(3, args.repeats // 2),
+            )
+        if args.backend in ("postgres", "both"):
+            run_postgres(sizes, args)
+
+
+def run_postgres(sizes: list[int], args: argparse.Namespace) -> None:
+    import psycopg
+
+    schemas: list[str] = []
+
+    def fresh() -> str:
+        schema = f"bench_{uuid.uuid4().hex[:10]}"
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        schemas.append(schema)
+        separator = "&" if "?" in PG_URL else "?"
+        return f"{PG_URL}{separator}options={quote(f'-csearch_path={schema}')}"
+
+    try:
+        store = Memory(fresh()).store
+        assert isinstance(store, SqlStore)
+        bench_staleness(store, "postgres", sizes, args.repeats)
+        store.close()
+        bench_detection(fresh, "postgres", args.append_events, max(3, args.repeats // 2))
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            for schema in schemas:
+                conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+if __name__ == "__main__":
+    main()

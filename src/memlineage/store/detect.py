@@ -1,0 +1,248 @@
+"""Contradictions over time, recorded by the raw layer: the detection job, and dismissal.
+
+Detection runs as a job right after the append, in a transaction of its own
+(the subject's clock lock first, I7), not inside the append's: extracting an
+event's must-preserve items costs several times a plain append (see
+docs/benchmarks.md), so the append stays as fast as before and detection
+catches up to the high-water mark. ``clocks.detected_through`` is the job's
+watermark, so a run is idempotent and a crash between the two loses nothing:
+the next run (the next append, consolidation or sweep) picks up where it
+stopped.
+
+A detected conflict is the same operation as a declared one (it names both
+events and the key, bumps the epoch); its ``reason`` names the rule. The
+tenant's temporal policy then keeps it unresolved or resolves it for the newer
+``at`` with a resolution that names the rule and the policy version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..contradictions import Detected, KeyedItem, detect, keyed_items, latest, stored_rows
+from ..errors import NotFound
+from ..model import Operation, OpKind
+from ..policy import LATEST_WINS, TemporalPolicy
+from ..select import SourceState, source_state
+from .policies import PoliciesMixin
+from .protocol import OpResult
+from .reader import SqlReader
+from .rows import OP_COLUMNS, op_from_row
+from .sql import IN_CHUNK, Tx, chunks, marks
+
+# Earlier items read per key: a repeated statement beyond the latest WINDOW items of its
+# key is not compared again (it was compared with its successors when they arrived).
+WINDOW = 16
+DETECTED = "detected: "  # the reason prefix of a detected conflict's operation
+
+
+@dataclass(frozen=True)
+class DetectedConflict:
+    """One conflict the detection job recorded, and what the temporal policy made of it."""
+
+    conflict_id: str
+    a: str
+    b: str
+    key: str
+    rule: str
+    kind: str
+    resolution: str  # 'keep' or the resolution's rule name
+    winner: str | None
+    stale: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "conflict_id": self.conflict_id,
+            "a": self.a,
+            "b": self.b,
+            "key": self.key,
+            "rule": self.rule,
+            "kind": self.kind,
+            "resolution": self.resolution,
+            "winner": self.winner,
+            "stale": list(self.stale),
+        }
+
+
+@dataclass(frozen=True)
+class Detection:
+    subject: str
+    detected_through: int
+    conflicts: tuple[DetectedConflict, ...] = ()
+
+
+class DetectionMixin(PoliciesMixin):
+    def detect_conflicts(self, tenant: str, subject: str) -> Detection:
+        """Check every event after the watermark against the valid earlier items."""
+        with self._write() as tx:
+            clock = self._lock_clock(tx, tenant, subject)
+            if clock is None:
+                raise NotFound(f"no subject {subject!r}", field="subject")
+            through = int(
+                tx.one(
+                    "SELECT detected_through FROM clocks WHERE tenant = ? AND subject = ?",
+                    (tenant, subject),
+                )[0]
+            )
+            if through >= clock.high_water:
+                return Detection(subject, through)
+            temporal = self._temporal_policy(tx, tenant)
+            found: list[DetectedConflict] = []
+            reader = SqlReader(tx, tenant)
+            for event in reader.events(subject, after=through, through=clock.high_water):
+                items = keyed_items(event)
+                if not items:
+                    continue
+                earlier = self._earlier_items(tx, tenant, subject, items)
+                tx.executemany(
+                    "INSERT INTO event_keys (tenant, subject, key, seq, event_id, item)"
+                    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    stored_rows(tenant, subject, items),
+                )
+                if earlier:
+                    found += self._record_detected(tx, tenant, subject, items, earlier, temporal)
+            tx.execute(
+                "UPDATE clocks SET detected_through = ? WHERE tenant = ? AND subject = ?",
+                (clock.high_water, tenant, subject),
+            )
+            return Detection(subject, clock.high_water, tuple(found))
+
+    def _earlier_items(
+        self, tx: Tx, tenant: str, subject: str, items: Sequence[KeyedItem]
+    ) -> list[KeyedItem]:
+        """The latest ``WINDOW`` earlier items of each key the new event has."""
+        seq = items[0].seq
+        found: list[KeyedItem] = []
+        for key in sorted({i.key for i in items}):
+            rows = tx.all(
+                "SELECT k.event_id, k.seq, k.key, k.item, e.at, e.kind FROM event_keys k"
+                " JOIN events e ON e.tenant = k.tenant AND e.subject = k.subject"
+                " AND e.seq = k.seq WHERE k.tenant = ? AND k.subject = ? AND k.key = ?"
+                " AND k.seq < ? ORDER BY k.seq DESC LIMIT ?",
+                (tenant, subject, key, seq, WINDOW),
+            )
+            found += [KeyedItem.from_row(r[0], int(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
+        return found
+
+    def _verdict(self, tx: Tx, tenant: str, subject: str, ids: Sequence[str]) -> SourceState:
+        """The raw layer's verdict on a few events, from the operations that name them.
+
+        Reading only those operations (and the policy ones) keeps a detection run
+        from folding the subject's whole operation log once per new event.
+        """
+        reader = SqlReader(tx, tenant)
+        events = reader.events_by_id(subject, ids)
+        ops: dict[int, Operation] = {}
+        for chunk in chunks(list(ids), IN_CHUNK // 2):
+            for row in tx.all(  # two index lookups; an OR of them would scan the log
+                f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
+                f" AND target IN ({marks(len(chunk))}) UNION"
+                f" SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
+                f" AND other IN ({marks(len(chunk))})",
+                (tenant, subject, *chunk, tenant, subject, *chunk),
+            ):
+                op = op_from_row(row)
+                ops[op.op_seq] = op
+        for row in tx.all(
+            f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
+            " AND kind = 'policy'",
+            (tenant, subject),
+        ):
+            op = op_from_row(row)
+            ops[op.op_seq] = op
+        return source_state(events, [ops[k] for k in sorted(ops)], self.policy)
+
+    def _record_detected(
+        self,
+        tx: Tx,
+        tenant: str,
+        subject: str,
+        items: Sequence[KeyedItem],
+        earlier: Sequence[KeyedItem],
+        temporal: TemporalPolicy,
+    ) -> list[DetectedConflict]:
+        new_id = items[0].event_id
+        ids = sorted({i.event_id for i in earlier} | {new_id})
+        state = self._verdict(tx, tenant, subject, ids)
+        if new_id in state.invalid:
+            return []  # a quarantined or replaced event asserts nothing
+        known = {frozenset((c.a, c.b)) for c in state.conflicts.values()}
+        valid = [i for i in earlier if i.event_id not in state.invalid]
+        out: list[DetectedConflict] = []
+        for found in detect(items, valid):
+            pair = frozenset((found.earlier.event_id, found.newer.event_id))
+            if pair in known:
+                continue
+            known.add(pair)
+            out.append(self._record_one(tx, tenant, subject, found, temporal))
+        return out
+
+    def _record_one(
+        self, tx: Tx, tenant: str, subject: str, found: Detected, temporal: TemporalPolicy
+    ) -> DetectedConflict:
+        a, b = found.earlier.event_id, found.newer.event_id
+        kind = found.kind
+        conflict = self._record_invalidation(
+            tx, tenant, subject, OpKind.CONFLICT, a, other=b, key=found.newer.key,
+            reason=f"{DETECTED}{found.rule}",
+        )  # fmt: skip
+        assert conflict.conflict_id is not None
+        if temporal.rule_for(kind) != LATEST_WINS:
+            return DetectedConflict(
+                conflict.conflict_id, a, b, found.newer.key, found.rule, kind, "keep", None, ()
+            )
+        winner = latest(found)
+        loser = a if winner == b else b
+        rule_name = temporal.rule_name(kind)
+        resolved = self._record_invalidation(
+            tx, tenant, subject, OpKind.RESOLVE, loser, other=winner,
+            conflict_id=conflict.conflict_id, reason=rule_name, invalidates=loser,
+        )  # fmt: skip
+        return DetectedConflict(
+            conflict.conflict_id, a, b, found.newer.key, found.rule, kind, rule_name, winner,
+            resolved.stale,
+        )  # fmt: skip
+
+    def _resolved_by_policy(self, tx: Tx, tenant: str, subject: str, conflict_id: str) -> bool:
+        """The conflict's last resolution was the temporal policy's: a user may overturn it."""
+        row = tx.one(
+            "SELECT reason FROM operations WHERE tenant = ? AND subject = ? AND conflict_id = ?"
+            " AND kind = 'resolve' ORDER BY op_seq DESC LIMIT 1",
+            (tenant, subject, conflict_id),
+        )
+        return bool(row and row[0] and str(row[0]).startswith(f"{LATEST_WINS} for "))
+
+    def dismiss_conflict(
+        self, tenant: str, conflict_id: str, reason: str | None = None
+    ) -> OpResult:
+        """Take a conflict back (detected or declared): both sides count again."""
+        with self._read() as tx:
+            row = tx.one(
+                "SELECT subject, target, other FROM operations"
+                " WHERE tenant = ? AND conflict_id = ? AND kind = 'conflict'",
+                (tenant, conflict_id),
+            )
+        if row is None:
+            raise NotFound(f"no conflict {conflict_id!r} in tenant {tenant!r}", field="conflict")
+        subject, a, b = row
+        with self._write() as tx:
+            clock = self._lock_clock(tx, tenant, subject)
+            assert clock is not None
+            if conflict_id not in self._state(tx, tenant, subject, [a, b]).conflicts:
+                return OpResult(subject, clock.epoch, False, conflict_id=conflict_id)
+            return self._record_invalidation(
+                tx, tenant, subject, OpKind.DISMISS, a, other=b, conflict_id=conflict_id,
+                reason=reason,
+            )  # fmt: skip
+
+    def pending_detection(self, tenant: str) -> list[str]:
+        """Subjects with events the detection job has not checked yet (after a crash)."""
+        with self._read() as tx:
+            rows = tx.all(
+                "SELECT subject FROM clocks WHERE tenant = ? AND detected_through < high_water"
+                " ORDER BY subject",
+                (tenant,),
+            )
+        return [r[0] for r in rows]

@@ -1,0 +1,161 @@
+"""Erasure (data protection): tombstone an event's content, scrub every derived copy.
+
+One transaction, the subject's clock lock first (I7):
+
+1. the event row keeps id, seq and hash; its ``text`` becomes the tombstone and
+   its facts are emptied. The text is updated *in place*, so a full-text index
+   kept by triggers on ``events.text`` (or a generated column over it) follows
+   in the same transaction;
+2. an ``erase`` operation (who and why also go to ``erasures``) advances the
+   epoch and makes the event invalid for good; what derives from it goes stale;
+3. every artifact of the subject loses the claims and statements derived from
+   the event and every other copy of its content (outputs, manifests, gate
+   reports, reasons); the detection index forgets its items; operations whose
+   key was read from its text lose the key.
+
+Then the backend purges what the database keeps of old row versions (SQLite:
+``secure_delete`` zeroes freed space, and a WAL checkpoint truncates the log;
+PostgreSQL: see docs/concepts.md on VACUUM).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .. import erasure
+from ..errors import BadInput
+from ..ingest import utc_now
+from ..model import OpKind
+from .core import StoreCore
+from .reader import SqlReader
+from .rows import dumps
+from .sql import Tx
+
+
+@dataclass(frozen=True)
+class Erased:
+    event_id: str
+    subject: str
+    epoch: int
+    changed: bool
+    stale: tuple[str, ...] = ()
+    scrubbed: tuple[str, ...] = ()  # artifacts whose stored rows held a copy
+    purged: bool = False  # the backend confirmed old row versions are gone from its files
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event_id": self.event_id,
+            "subject": self.subject,
+            "epoch": self.epoch,
+            "changed": self.changed,
+            "stale": list(self.stale),
+            "scrubbed": list(self.scrubbed),
+            "purged": self.purged,
+        }
+
+
+class EraseMixin(StoreCore):
+    def erase(self, tenant: str, event_id: str, reason: str, erased_by: str) -> Erased:
+        """Erase an event's content everywhere; its id, seq and hash stay."""
+        if not reason.strip():
+            raise BadInput("an erasure needs a reason", field="reason")
+        if not erased_by.strip():
+            raise BadInput("an erasure needs to say who asked", field="by")
+        subject = self._subject_of(tenant, event_id)
+        self._prepare_erasure()
+        with self._write() as tx:
+            clock = self._lock_clock(tx, tenant, subject)
+            assert clock is not None
+            if tx.one(
+                "SELECT 1 FROM erasures WHERE tenant = ? AND subject = ? AND event_id = ?",
+                (tenant, subject, event_id),
+            ):
+                return Erased(event_id, subject, clock.epoch, changed=False)
+            (event,) = SqlReader(tx, tenant).events_by_id(subject, [event_id])
+            found = erasure.pattern(erasure.needles(event))
+            tx.execute(
+                "UPDATE events SET text = ?, facts = '[]' WHERE tenant = ? AND subject = ?"
+                " AND id = ?",
+                (erasure.TOMBSTONE, tenant, subject, event_id),
+            )
+            result = self._record_invalidation(
+                tx, tenant, subject, OpKind.ERASE, event_id, reason=reason, invalidates=event_id
+            )
+            tx.execute(
+                "INSERT INTO erasures (tenant, subject, event_id, op_seq, erased_by, reason,"
+                " erased_at) VALUES (?, ?, ?, (SELECT ops FROM clocks WHERE tenant = ?"
+                " AND subject = ?), ?, ?, ?)",
+                (tenant, subject, event_id, tenant, subject, erased_by, reason, utc_now()),
+            )
+            tx.execute(
+                "DELETE FROM event_keys WHERE tenant = ? AND subject = ? AND event_id = ?",
+                (tenant, subject, event_id),
+            )
+            tx.execute(
+                "UPDATE operations SET key = ? WHERE tenant = ? AND subject = ?"
+                " AND (target = ? OR other = ?) AND key IS NOT NULL AND kind <> 'policy'",
+                (erasure.TOMBSTONE, tenant, subject, event_id, event_id),
+            )
+            scrubbed = self._scrub_artifacts(tx, tenant, subject, event_id, found)
+        purged = self._purge_erased()
+        return Erased(event_id, subject, result.epoch, True, result.stale, scrubbed, purged)
+
+    def _scrub_artifacts(
+        self, tx: Tx, tenant: str, subject: str, event_id: str, found: Any
+    ) -> tuple[str, ...]:
+        """Rewrite every artifact row of the subject that holds a copy of the content."""
+        changed: list[str] = []
+        rows = tx.all(
+            "SELECT id, reason, manifest, output, gate FROM artifacts"
+            " WHERE tenant = ? AND subject = ?",
+            (tenant, subject),
+        )
+        for artifact_id, reason, manifest, output, gate in rows:
+            new_output = (
+                dumps(erasure.scrub_output(json.loads(output), event_id, found)) if output else None
+            )
+            new_manifest = dumps(erasure.scrub(json.loads(manifest), found))
+            new_gate = dumps(erasure.scrub(json.loads(gate), found))
+            new_reason = erasure.scrub(reason, found)
+            if (new_output, new_manifest, new_gate, new_reason) == (
+                dumps(json.loads(output)) if output else None,
+                dumps(json.loads(manifest)),
+                dumps(json.loads(gate)),
+                reason,
+            ):
+                continue
+            tx.execute(
+                "UPDATE artifacts SET output = ?, manifest = ?, gate = ?, reason = ?"
+                " WHERE tenant = ? AND subject = ? AND id = ?",
+                (new_output, new_manifest, new_gate, new_reason, tenant, subject, artifact_id),
+            )
+            changed.append(artifact_id)
+        self._scrub_column(tx, tenant, subject, "operations", "reason", found)
+        return tuple(sorted(changed))
+
+    @staticmethod
+    def _scrub_column(
+        tx: Tx, tenant: str, subject: str, table: str, column: str, found: Any
+    ) -> None:
+        """Free-text reasons may quote the content too (a user's revoke reason, say)."""
+        for (text,) in tx.all(
+            f"SELECT DISTINCT {column} FROM {table} WHERE tenant = ? AND subject = ?"
+            f" AND {column} IS NOT NULL",
+            (tenant, subject),
+        ):
+            cleaned = erasure.scrub(text, found)
+            if cleaned != text:
+                tx.execute(
+                    f"UPDATE {table} SET {column} = ? WHERE tenant = ? AND subject = ?"
+                    f" AND {column} = ?",
+                    (cleaned, tenant, subject, text),
+                )
+
+    def _prepare_erasure(self) -> None:
+        """Backend hook before the erasing transaction (SQLite: zero freed space)."""
+
+    def _purge_erased(self) -> bool:
+        """Backend hook after it: drop old row versions from the files if the backend can."""
+        return False

@@ -1,0 +1,183 @@
+"""Contradictions over time, decided by the raw layer under the tenant's temporal policy."""
+
+from __future__ import annotations
+
+import pytest
+
+from memlineage import Memory
+from memlineage.errors import BadInput
+
+
+def ev(id_: str, text: str, at: str, subject: str = "user-7", **extra: object) -> dict[str, object]:
+    return {"id": id_, "subject": subject, "text": text, "at": at, **extra}
+
+
+LOVE = ev("p-1", "I love jazz.", "2026-01-10T09:00:00Z")
+HATE = ev("p-2", "I hate jazz.", "2026-06-02T18:30:00Z")
+
+
+def valid(memory: Memory, subject: str = "user-7") -> list[str]:
+    return [e.id for e in memory.recall(subject).events]
+
+
+def detected_ops(memory: Memory, subject: str = "user-7") -> list[dict[str, object]]:
+    return [
+        op
+        for op in memory.audit(subject).to_json()["operations"]
+        if op["kind"] in ("conflict", "resolve", "dismiss")
+    ]
+
+
+def test_a_reversed_preference_is_won_by_the_newer_one_by_default(memory: Memory) -> None:
+    memory.add([LOVE])
+    memory.add([HATE])
+    assert valid(memory) == ["p-2"]
+    conflict, resolution = detected_ops(memory)
+    assert (conflict["target"], conflict["other"]) == ("p-1", "p-2")
+    assert conflict["key"] and "jazz" in str(conflict["key"])
+    assert conflict["reason"] == "detected: opposite-polarity"
+    assert resolution["other"] == "p-2" and resolution["target"] == "p-1"
+    assert resolution["reason"] == "latest-wins for preference (temporal policy v1)"
+    result = memory.consolidate("user-7")
+    assert result.switched
+    recalled = memory.recall("user-7")
+    assert recalled.mode == "summary" and "hate jazz" in (recalled.summary or "")
+    assert "love jazz" not in (recalled.summary or "")
+
+
+def test_latest_wins_follows_the_time_of_the_statement_not_the_order_of_arrival(
+    memory: Memory,
+) -> None:
+    memory.add([HATE])
+    memory.add([LOVE])  # told later, but said earlier: the June statement still wins
+    assert valid(memory) == ["p-2"]
+
+
+def test_under_keep_both_sides_stay_and_the_summary_shows_them_contested(
+    memory: Memory,
+) -> None:
+    memory.set_temporal_policy(["preference=keep"], reason="let the user decide")
+    memory.add([LOVE, HATE])
+    assert valid(memory) == ["p-1", "p-2"]
+    (conflict,) = memory.recall("user-7").conflicts
+    assert (conflict.a, conflict.b) == ("p-1", "p-2")
+    result = memory.consolidate("user-7")
+    assert result.switched, result.reason
+    summary = memory.recall("user-7").summary or ""
+    assert "love jazz" in summary and "hate jazz" in summary
+    assert "contested" in summary.casefold()
+
+
+def test_dismissing_a_detected_conflict_restores_both_sides(memory: Memory) -> None:
+    memory.add([LOVE, HATE])
+    assert valid(memory) == ["p-2"]
+    conflict = detected_ops(memory)[0]["conflict_id"]
+    epoch = memory.audit("user-7").doc["clock"]["epoch"]
+    result = memory.dismiss(str(conflict), reason="both were true at the time")
+    assert result.changed and result.epoch == epoch + 1
+    assert valid(memory) == ["p-1", "p-2"]
+    assert memory.recall("user-7").conflicts == ()
+    assert memory.dismiss(str(conflict)).changed is False
+
+
+def test_a_user_resolves_a_kept_conflict(memory: Memory) -> None:
+    memory.set_temporal_policy(["preference=keep"])
+    memory.add([LOVE, HATE])
+    (conflict,) = memory.recall("user-7").conflicts
+    memory.resolve(conflict.id, winner="p-1")
+    assert valid(memory) == ["p-1"]
+
+
+def test_a_user_overturns_the_policys_resolution(memory: Memory) -> None:
+    memory.add([LOVE, HATE])
+    conflict = str(detected_ops(memory)[0]["conflict_id"])
+    result = memory.resolve(conflict, winner="p-1")
+    assert result.changed and result.stale == ()
+    assert valid(memory) == ["p-1"]
+    with pytest.raises(BadInput, match="resolved"):
+        memory.resolve(conflict, winner="p-2")  # a user's own resolution stands
+
+
+def test_a_changed_value_is_kept_contested_for_facts_by_default(memory: Memory) -> None:
+    memory.add([ev("b-1", "The budget is 4,500 EUR.", "2026-01-01T00:00:00Z")])
+    memory.add([ev("b-2", "The budget is 5,000 EUR.", "2026-03-01T00:00:00Z")])
+    assert valid(memory) == ["b-1", "b-2"]
+    (conflict,) = memory.recall("user-7").conflicts
+    assert (conflict.a, conflict.b) == ("b-1", "b-2")
+    memory.set_temporal_policy(["fact=latest-wins"])
+    memory.add([ev("b-3", "The budget is 6,000 EUR.", "2026-04-01T00:00:00Z")])
+    assert "b-3" in valid(memory)
+    ops = detected_ops(memory)
+    assert ops[-1]["reason"] == "latest-wins for fact (temporal policy v2)"
+
+
+def test_unrelated_facts_never_retire_each_other(memory: Memory) -> None:
+    memory.add(
+        [
+            ev("c-1", "Alice's favourite colour is blue.", "2026-01-01T00:00:00Z"),
+            ev("c-2", "Bob's favourite colour is blue.", "2026-02-01T00:00:00Z"),
+            ev("c-3", "Bob's favourite colour is green.", "2026-03-01T00:00:00Z"),
+            ev("f-1", "x", "2026-01-01T00:00:00Z",
+               facts=[{"key": "alice.favourite_colour", "value": "blue", "kind": "preference"}]),
+            ev("f-2", "y", "2026-02-01T00:00:00Z",
+               facts=[{"key": "bob.favourite_colour", "value": "green", "kind": "preference"}]),
+            ev("j-1", "The budget is 4,500 EUR.", "2026-01-01T00:00:00Z", project="apollo"),
+            ev("j-2", "The budget is 9,000 EUR.", "2026-02-01T00:00:00Z", project="zeus"),
+            ev("t-1", "Ticket T-1 costs 5 EUR.", "2026-01-01T00:00:00Z"),
+            ev("t-2", "Ticket T-2 costs 7 EUR.", "2026-02-01T00:00:00Z"),
+            ev("n-1", "Read chapter 3 first.", "2026-01-01T00:00:00Z"),
+            ev("n-2", "Read chapter 4 first.", "2026-02-01T00:00:00Z"),
+        ]
+    )  # fmt: skip
+    assert valid(memory) == ["c-1", "c-2", "c-3", "f-1", "f-2", "j-1", "j-2", "t-1", "t-2",
+                              "n-1", "n-2"]  # fmt: skip
+    assert memory.recall("user-7").conflicts == ()
+    assert detected_ops(memory) == []
+
+
+def test_the_same_preference_in_two_subjects_never_meets(memory: Memory) -> None:
+    memory.add([LOVE, {**HATE, "subject": "user-8"}])
+    assert valid(memory) == ["p-1"] and valid(memory, "user-8") == ["p-2"]
+
+
+def test_an_explicit_fact_changed_later_is_detected(memory: Memory) -> None:
+    memory.add(
+        [
+            ev("f-1", "x", "2026-01-01T00:00:00Z",
+               facts=[{"key": "favourite_colour", "value": "blue", "kind": "preference"}]),
+            ev("f-2", "y", "2026-05-01T00:00:00Z",
+               facts=[{"key": "favourite_colour", "value": "green", "kind": "preference"}]),
+        ]
+    )  # fmt: skip
+    assert valid(memory) == ["f-2"]
+    assert detected_ops(memory)[0]["reason"] == "detected: other-value"
+
+
+def test_detection_is_a_job_that_catches_up_and_runs_once(memory: Memory) -> None:
+    memory.store.append(memory.tenant, [])  # nothing to do
+    from memlineage.ingest import parse_event
+
+    memory.store.append(memory.tenant, [parse_event(LOVE), parse_event(HATE)])  # no job yet
+    assert valid(memory) == ["p-1", "p-2"]
+    assert memory.sweep() == []  # the sweep catches detection up
+    assert valid(memory) == ["p-2"]
+    again = memory.detect("user-7")
+    assert again.conflicts == ()
+
+
+def test_a_bulk_load_may_defer_detection_to_the_next_consolidation(db_url: str) -> None:
+    with Memory(db_url, tenant="acme", detect_after_add=False) as memory:
+        memory.add([LOVE, HATE])
+        assert valid(memory) == ["p-1", "p-2"]
+        result = memory.consolidate("user-7")  # the raw layer decides first
+        assert result.switched and result.artifact.manifest.input_ids == ("p-2",)
+        assert memory.recall("user-7").mode == "summary"
+
+
+def test_bad_policy_input_changes_nothing(memory: Memory) -> None:
+    with pytest.raises(BadInput, match="rumour"):
+        memory.set_temporal_policy(["rumour=keep"])
+    with pytest.raises(BadInput, match="sometimes"):
+        memory.set_temporal_policy(["fact=sometimes"])
+    assert memory.policy()["temporal"]["version"] == 1
+    assert memory.policy_history() == []

@@ -11,7 +11,30 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["bench_store.py", "bench_gate.py", "bench_queue.py"]
+BENCHMARKS = [
+    "bench_store.py",
+    "bench_gate.py",
+    "bench_queue.py",
+    "bench_recall_locomo.py",
+    "bench_recall_latency.py",
+]
+# --quick: smaller scales (the LoCoMo run is always whole).
+QUICK_ARGS = {
+    "bench_store.py": [
+        "--subjects",
+        "1000",
+        "--consolidated",
+        "100",
+        "--samples",
+        "1000",
+        "--repeats",
+        "3",
+        "--append-events",
+        "10000",
+    ],
+    "bench_queue.py": ["--subjects", "50", "--queued", "10000", "--samples", "300"],
+    "bench_recall_latency.py": ["--subjects", "1000", "--consolidated", "100", "--samples", "1000"],
+}
 
 
 def main() -> int:
@@ -20,21 +43,8 @@ def main() -> int:
     for name in BENCHMARKS:
         print(f"== {name}", flush=True)
         args = [sys.executable, str(HERE / name)]
-        if quick and name == "bench_store.py":
-            args += [
-                "--subjects",
-                "1000",
-                "--consolidated",
-                "100",
-                "--samples",
-                "1000",
-                "--repeats",
-                "3",
-                "--append-events",
-                "10000",
-            ]
-        if quick and name == "bench_queue.py":
-            args += ["--subjects", "50", "--queued", "10000", "--samples", "300"]
+        if quick:
+            args += QUICK_ARGS.get(name, [])
         failed |= subprocess.call(args, cwd=HERE)
     return 1 if failed else 0
 

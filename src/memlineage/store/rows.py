@@ -37,8 +37,8 @@ def event_from_row(row: Sequence[Any]) -> Event:
         kind=kind,
         project=project,
         trust=trust,
-        taint=tuple(json.loads(taint)),
-        facts=tuple(Fact(**f) for f in json.loads(facts)),
+        taint=tuple(json.loads(taint)) if taint != "[]" else (),  # most events carry neither
+        facts=tuple(Fact(**f) for f in json.loads(facts)) if facts != "[]" else (),
         supersedes=supersedes,
         seq=int(seq),
         hash=hash_,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
 from ..errors import SchemaTooNew, StoreError
@@ -90,7 +91,24 @@ def _created_tables(script: str) -> set[str]:
     return names
 
 
+_TRIGGER_START = re.compile(r"\s*CREATE\s+TRIGGER\b", re.IGNORECASE)
+_TRIGGER_END = re.compile(r"\bEND\s*$", re.IGNORECASE)
+
+
 def _split_sql(script: str) -> list[str]:
-    """Statements of a migration file (no semicolons inside statements in our files)."""
+    """Statements of a migration file.
+
+    Semicolons end statements, except inside a ``CREATE TRIGGER … BEGIN … END``
+    body, whose inner statements stay with it.
+    """
     lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    statements: list[str] = []
+    pending = ""
+    for part in "\n".join(lines).split(";"):
+        pending = f"{pending};{part}" if pending else part
+        if _TRIGGER_START.match(pending) and not _TRIGGER_END.search(pending):
+            continue
+        if pending.strip():
+            statements.append(pending.strip())
+        pending = ""
+    return statements

@@ -124,6 +124,17 @@ def measure(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
         report(f"recall ({mode}) query+budget p99", percentile(queried, 99), "ms")
 
 
+def postgres_reachable() -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(PG_URL, connect_timeout=3):
+            return True
+    except psycopg.Error as exc:
+        print(f"postgres: skipped, not reachable at {PG_URL}: {exc}".splitlines()[0])
+        return False
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
@@ -133,7 +144,10 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=2000)
     args = parser.parse_args()
     words = vocabulary()
-    for backend in ("sqlite", "postgres") if args.backend == "both" else (args.backend,):
+    backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
+    if args.backend == "both" and not postgres_reachable():
+        backends = ("sqlite",)
+    for backend in backends:
         print(f"== {backend}: {args.subjects:,} subjects x {args.per_subject} events", flush=True)
         with open_memory(backend) as memory:
             build(memory, args, words)

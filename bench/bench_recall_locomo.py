@@ -256,6 +256,17 @@ def compare_pg_configs(
         print(f"{config:<8} {cells}", flush=True)
 
 
+def postgres_reachable() -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(PG_URL, connect_timeout=3):
+            return True
+    except psycopg.Error as exc:
+        print(f"postgres: skipped, not reachable at {PG_URL}: {exc}".splitlines()[0])
+        return False
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -265,6 +276,8 @@ def main() -> int:
     args = parser.parse_args()
     conversations = load()[: args.conversations]
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
+    if args.backend == "both" and not postgres_reachable():
+        backends = ("sqlite",)
     for backend in backends:
         with open_memory(backend) as memory:
             start = time.perf_counter()

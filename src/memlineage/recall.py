@@ -32,7 +32,7 @@ from .context import (
 )
 from .gate import CONFLICT_KIND
 from .model import ArtifactStatus, Claim, Conflict, Event, Operation, Output, Statement
-from .render import render_summary
+from .render import layout, render_summary
 from .select import TrustPolicy, source_state
 from .store.protocol import Head, Reader
 
@@ -225,8 +225,6 @@ def finish(
     gathered: Sequence[tuple[Recall, list[Passage]]], query: str | None, budget: int | None
 ) -> RecallSet:
     """Rank every subject's passages together and pack them into one shared budget."""
-    from .render import layout
-
     candidates = [p for _, passages in gathered for p in passages]
     ranked = rank(candidates, has_query=bool(query_terms(query)))
     packed = pack(ranked, budget, layout() if budget is not None else _FREE)

@@ -11,7 +11,7 @@ import pytest
 
 from memlineage import BadInput, Memory, Recall, render
 from memlineage.cli import main
-from memlineage.context import count_tokens
+from memlineage.context import count_tokens, query_terms
 from memlineage.generators.base import GenerationRequest
 from memlineage.generators.deterministic import DeterministicGenerator
 from memlineage.store.base import SqlStore
@@ -376,3 +376,8 @@ def test_cli_recall_with_query_budget_and_format(db_url: str) -> None:
     assert code == 0 and [s["subject"] for s in json.loads(out)["subjects"]] == ["user-7", "user-8"]
     code, _ = run(db_url, "recall", "user-7", "--budget", "-3")
     assert code == 2
+
+
+def test_query_words_leave_out_stop_words_and_operators() -> None:
+    assert query_terms("What did the NOT") == []
+    assert query_terms('Where is "Ana\'s" cello? OR cello*') == ["ana", "cello"]

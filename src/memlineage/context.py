@@ -41,6 +41,22 @@ ORIGINS: tuple[str, ...] = ("summary", "cold", "tail", "raw")
 
 _WORD = re.compile(r"[^\W_]+")
 
+# The Snowball English stop words: the list PostgreSQL's 'english' configuration
+# drops, so that both backends ignore the same words of a query. FTS5 has no stop
+# words, and its bm25() reads the whole posting list of every query term to weigh
+# it: "the" or "what" would cost the most and weigh the least.
+_STOP_WORDS_TEXT = (
+    "i me my myself we our ours ourselves you your yours yourself yourselves he him his "
+    "himself she her hers herself it its itself they them their theirs themselves what "
+    "which who whom this that these those am is are was were be been being have has had "
+    "having do does did doing a an the and but if or because as until while of at by for "
+    "with about against between into through during before after above below to from up "
+    "down in out on off over under again further then once here there when where why how "
+    "all any both each few more most other some such no nor not only own same so than "
+    "too very s t can will just don should now "
+)
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+
 
 @functools.lru_cache(maxsize=65536)
 def count_tokens(text: str) -> int:
@@ -49,15 +65,17 @@ def count_tokens(text: str) -> int:
 
 
 def query_terms(query: str | None) -> list[str]:
-    """The words of a query, lower-cased, once each, in order; at most MAX_QUERY_TERMS.
+    """The words of a query, lower-cased, once each, in order, without stop words.
 
-    Only letters and digits survive, so no query can inject full-text operators.
+    At most MAX_QUERY_TERMS. Only letters and digits survive, so no query can
+    inject full-text operators.
     """
     if not query:
         return []
     seen: dict[str, None] = {}
     for word in _WORD.findall(query.lower()):
-        seen.setdefault(word, None)
+        if word not in STOP_WORDS:
+            seen.setdefault(word, None)
     return list(seen)[:MAX_QUERY_TERMS]
 
 

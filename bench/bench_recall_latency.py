@@ -142,6 +142,11 @@ def main() -> int:
     parser.add_argument("--per-subject", type=int, default=100)
     parser.add_argument("--consolidated", type=int, default=500)
     parser.add_argument("--samples", type=int, default=2000)
+    parser.add_argument(
+        "--optimize",
+        action="store_true",
+        help="SQLite: merge the FTS5 segments into one after loading (docs/recall.md)",
+    )
     args = parser.parse_args()
     words = vocabulary()
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
@@ -151,6 +156,10 @@ def main() -> int:
         print(f"== {backend}: {args.subjects:,} subjects x {args.per_subject} events", flush=True)
         with open_memory(backend) as memory:
             build(memory, args, words)
+            if args.optimize and backend == "sqlite":
+                with memory.store._write() as tx:  # type: ignore[attr-defined]
+                    tx.execute("INSERT INTO events_fts (events_fts) VALUES ('optimize')")
+                print("FTS5 segments merged ('optimize')", flush=True)
             measure(memory, args, words)
     return 0
 

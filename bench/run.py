@@ -1,7 +1,8 @@
 """Run every benchmark, one after the other: ``make bench`` or ``python bench/run.py``.
 
 Each prints its figures as medians, with ratios against a baseline measured
-in the same run. Extra arguments go to every benchmark (e.g. ``--quick``).
+in the same run. ``--quick`` runs each at smaller scales (the LoCoMo runs are
+always whole).
 """
 
 from __future__ import annotations
@@ -14,14 +15,34 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = [
     "bench_store.py",
     "bench_gate.py",
-    "bench_queue.py",
     "bench_extract.py",
-    "bench_llm.py",
     "bench_consolidate.py",
+    "bench_queue.py",
     "bench_staleness.py",
+    "bench_recall_locomo.py",
+    "bench_recall_latency.py",
+    "bench_llm.py",
 ]
-# these take --quick for a short run
-QUICK = {"bench_extract.py", "bench_llm.py", "bench_consolidate.py"}
+QUICK_ARGS = {
+    "bench_store.py": [
+        "--subjects",
+        "1000",
+        "--consolidated",
+        "100",
+        "--samples",
+        "1000",
+        "--repeats",
+        "3",
+        "--append-events",
+        "10000",
+    ],
+    "bench_queue.py": ["--subjects", "50", "--queued", "10000", "--samples", "300"],
+    "bench_recall_latency.py": ["--subjects", "1000", "--consolidated", "100", "--samples", "1000"],
+    "bench_staleness.py": ["--quick", "--repeats", "3", "--append-events", "2000"],
+    "bench_extract.py": ["--quick"],
+    "bench_consolidate.py": ["--quick"],
+    "bench_llm.py": ["--quick"],
+}
 
 
 def main() -> int:
@@ -30,25 +51,8 @@ def main() -> int:
     for name in BENCHMARKS:
         print(f"== {name}", flush=True)
         args = [sys.executable, str(HERE / name)]
-        if quick and name == "bench_store.py":
-            args += [
-                "--subjects",
-                "1000",
-                "--consolidated",
-                "100",
-                "--samples",
-                "1000",
-                "--repeats",
-                "3",
-                "--append-events",
-                "10000",
-            ]
-        if quick and name == "bench_queue.py":
-            args += ["--subjects", "50", "--queued", "10000", "--samples", "300"]
-        if quick and name in QUICK:
-            args.append("--quick")
-        if quick and name == "bench_staleness.py":
-            args += ["--quick", "--repeats", "3", "--append-events", "2000"]
+        if quick:
+            args += QUICK_ARGS.get(name, [])
         failed |= subprocess.call(args, cwd=HERE)
     return 1 if failed else 0
 

@@ -11,6 +11,7 @@ from memlineage.store.base import SqlStore
 def with_extra_migration(store_class: type[SqlStore]) -> type[SqlStore]:
     class Newer(store_class):  # type: ignore[valid-type,misc]
         def migrations(self) -> list[tuple[int, str]]:
+            # Numbers are reserved per feature, so the files may have gaps: one past the last.
             extra = (
                 super().migrations()[-1][0] + 1,  # numbers are reserved per feature: gaps
                 "CREATE TABLE upgrade_probe (tenant TEXT NOT NULL, note TEXT)",

@@ -22,7 +22,8 @@ from .model import (
     SwitchResult,
 )
 from .queue import RetryPolicy
-from .recall import Recall
+from .recall import LeftOut, Recall, RecallSet
+from .render import render
 from .store import open_store
 from .store.protocol import Job
 
@@ -42,6 +43,7 @@ __all__ = [
     "GateReport",
     "Item",
     "Job",
+    "LeftOut",
     "Manifest",
     "MemlineageError",
     "Memory",
@@ -49,11 +51,13 @@ __all__ = [
     "NotFound",
     "Output",
     "Recall",
+    "RecallSet",
     "RetryPolicy",
     "SchemaTooNew",
     "StoreError",
     "SwitchFailure",
     "SwitchResult",
     "open_store",
+    "render",
 ]
 __version__ = "0.1.0"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, overload
 
 from . import audit, lineage, worker
 from . import consolidate as consolidation
@@ -23,7 +23,7 @@ from .generators.config import make_generator, resolve
 from .ingest import MAX_ID_LENGTH, check_event, parse_event
 from .model import Artifact, NewEvent
 from .policy import TemporalPolicy, VersionedTrust, trust_policy
-from .recall import Recall, recall
+from .recall import Recall, RecallSet, finish, gather, ranks
 from .store import open_store
 from .store.append import MAX_NAME_BYTES, name_too_long
 from .store.base import SqlStore
@@ -276,11 +276,54 @@ class Memory:
         """Certify a generator (default: this tenant's): fixed samples and invariance checks."""
         return verify(generator or self.generator())
 
-    def recall(self, subject: str) -> Recall:
-        if "\x00" in subject:  # no backend can hold it; PostgreSQL would refuse the query
+    @overload
+    def recall(
+        self, subject: str, query: str | None = None, budget: int | None = None
+    ) -> Recall: ...
+
+    @overload
+    def recall(
+        self,
+        subject: None = None,
+        query: str | None = None,
+        budget: int | None = None,
+        *,
+        subjects: Sequence[str],
+    ) -> RecallSet: ...
+
+    def recall(
+        self,
+        subject: str | None = None,
+        query: str | None = None,
+        budget: int | None = None,
+        *,
+        subjects: Sequence[str] | None = None,
+    ) -> Recall | RecallSet:
+        """What an agent should know: one subject (a ``Recall``) or several (a ``RecallSet``).
+
+        ``query`` ranks the summary's statements, the cold events and the raw tail
+        by full-text relevance; ``budget`` (tokens of the rendered context, see
+        :func:`memlineage.render`) keeps the best that fit after the must-keep part,
+        which is never cut. Several ``subjects`` share one budget; each is read in
+        its own snapshot (nothing reads across subjects in one transaction).
+        """
+        if budget is not None and (isinstance(budget, bool) or budget < 0):
+            raise BadInput("must be a non-negative number of tokens", field="budget")
+        if (subject is None) == (subjects is None):
+            raise BadInput("give either one subject or a list of subjects", field="subjects")
+        names = [subject] if subject is not None else list(dict.fromkeys(subjects or ()))
+        if not names or not all(names):
+            raise BadInput("must name at least one non-empty subject", field="subjects")
+        if any("\x00" in name for name in names):  # no backend can hold it
             raise BadInput("must not contain NUL (U+0000)", field="subject")
-        with self.store.reader(self.tenant) as reader:
-            return recall(reader, subject, self.store.policy)
+        gathered = []
+        for name in names:
+            with self.store.reader(self.tenant) as reader:
+                gathered.append(
+                    gather(reader, name, self.store.policy, query, with_items=ranks(query, budget))
+                )
+        result = finish(gathered, query, budget)
+        return result.recalls[0] if subject is not None else result
 
     def artifacts(self, subject: str | None = None) -> list[Artifact]:
         with self.store.reader(self.tenant) as reader:

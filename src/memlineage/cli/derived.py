@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ..recall import Recall, RecallSet
+from ..render import FORMATS, render
 from .app import Report, command, memory
 from .generate import generator_options
 
@@ -45,12 +47,50 @@ def consolidate(
     return Report(doc, text, 0 if result.artifact.gate.passed else 1)
 
 
-@command("recall", "memlineage recall user-7")
-@click.argument("subject")
-def recall(subject: str) -> Report:
-    """What an agent should know about a subject: a fresh summary plus the raw tail, or raw."""
+@command(
+    "recall",
+    "memlineage recall user-7 --query 'email schedule' --budget 500 --format markdown",
+)
+@click.argument("subjects", nargs=-1, required=True, metavar="SUBJECT...")
+@click.option("--query", default=None, help="rank what is recalled by relevance to this text")
+@click.option(
+    "--budget",
+    type=click.IntRange(min=0),
+    default=None,
+    help="token budget of the rendered context (shared by all subjects); must-keep is never cut",
+)
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="print the context an agent pastes into its prompt, in this format",
+)
+def recall(
+    subjects: tuple[str, ...], query: str | None, budget: int | None, format_: str | None
+) -> Report:
+    """What an agent should know about one or more subjects, by query and within a budget.
+
+    Without --query or --budget: the fresh summary plus the raw tail, or the raw
+    events. With them: the must-keep part (constraints, open items, both sides of
+    unresolved conflicts) first, then the rest ranked by relevance until the
+    budget. Several subjects share the budget. --json prints one document.
+    """
     with memory(create=False) as mem:
-        recalled = mem.recall(subject)
+        if len(subjects) == 1:
+            recalled: Recall | RecallSet = mem.recall(subjects[0], query, budget)
+        else:
+            recalled = mem.recall(query=query, budget=budget, subjects=list(subjects))
+    if format_ is not None or query is not None or budget is not None:
+        text = render(recalled, format_ or "text").rstrip("\n")
+    else:
+        assert isinstance(recalled, Recall)
+        text = _plain(recalled)
+    return Report(recalled.to_json(), text)
+
+
+def _plain(recalled: Recall) -> str:
+    """Today's listing: the rendered summary and the cold count, the tail, or raw events."""
     if recalled.mode == "summary":
         lines = [
             f"[summary {recalled.artifact_id}, covers seq <= {recalled.covers_through}]",
@@ -63,7 +103,7 @@ def recall(subject: str) -> Report:
         lines = [f"[raw: {recalled.reason}]"] + [f"{e.seq}: {e.text}" for e in recalled.events]
     lines += [f"[open] {item}" for item in recalled.open_items]
     lines += [f"[conflict {c.id}] {c.a} vs {c.b}" for c in recalled.conflicts]
-    return Report(recalled.to_json(), "\n".join(lines))
+    return "\n".join(lines)
 
 
 @command("artifacts", "memlineage artifacts user-7 --json")

@@ -20,6 +20,7 @@ from ..select import DEFAULT_POLICY, SourceState, TrustPolicy, source_state
 from .protocol import OpResult
 from .reader import SqlReader
 from .rows import dumps
+from .search import TextSearch
 from .sql import Tx
 from .staleness import mark_descendants_stale
 from .triggers import queue_after_invalidation
@@ -36,6 +37,7 @@ class StoreCore(abc.ABC):
     now_sql: str
     url: str
     policy: TrustPolicy = DEFAULT_POLICY
+    text_search: TextSearch  # the backend's full-text lookup (store/search.py)
 
     # -- what a backend supplies --
 
@@ -62,7 +64,7 @@ class StoreCore(abc.ABC):
     @contextmanager
     def reader(self, tenant: str) -> Iterator[SqlReader]:
         with self._read() as tx:
-            yield SqlReader(tx, tenant)
+            yield SqlReader(tx, tenant, self.text_search)
 
     # -- the lock (I7) --
 

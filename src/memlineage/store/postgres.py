@@ -27,6 +27,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import BadInput, StoreError
 from .append import Stored
 from .base import SqlStore
+from .search import TsvectorSearch
 from .sql import Tx
 
 # One advisory lock key for "migrating memlineage's schema" (any stable number).
@@ -75,6 +76,7 @@ class PostgresTx(Tx):
 class PostgresStore(SqlStore):
     dialect = "postgres"
     integrity_errors = (psycopg.errors.UniqueViolation,)
+    text_search = TsvectorSearch()
     # JIT compilation of an over-estimated recursion can cost more than the query itself.
     descendants_prelude = "SET LOCAL jit = off"
     # now(): the transaction's start, stable within it, so the claim can use its index.

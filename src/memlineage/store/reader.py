@@ -15,15 +15,27 @@ from .rows import (
     event_from_row,
     op_from_row,
 )
+from .search import Match, TextSearch
 from .sql import Tx, chunks, marks
 
 
 class SqlReader:
     """Reads of one tenant inside one snapshot."""
 
-    def __init__(self, tx: Tx, tenant: str):
+    def __init__(self, tx: Tx, tenant: str, text_search: TextSearch | None = None):
         self.tx = tx
         self.tenant = tenant
+        self.text_search = text_search
+
+    def search(self, subject: str, terms: list[str]) -> list[Match]:
+        """The ids of the subject's events that match any of ``terms``, with their relevance.
+
+        Every event that matches is returned, valid or not: the caller keeps only
+        those the raw layer's rules hold valid in this same snapshot.
+        """
+        if self.text_search is None:
+            raise TypeError("this reader was opened without a full-text search")
+        return self.text_search.search(self.tx, self.tenant, subject, terms)
 
     def head(self, subject: str) -> Head | None:
         row = self.tx.one(

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import StoreError
 from .base import SqlStore
+from .search import Fts5Search
 from .sql import Tx
 
 BUSY_TIMEOUT_MS = 30_000
@@ -36,6 +37,7 @@ class SqliteStore(SqlStore):
     dialect = "sqlite"
     integrity_errors = (sqlite3.IntegrityError,)
     now_sql = "((julianday('now') - 2440587.5) * 86400.0)"
+    text_search = Fts5Search()
 
     def __init__(
         self,

@@ -1,0 +1,168 @@
+"""Recall latency with a query and a budget, on SQLite and PostgreSQL.
+
+A store of ``--subjects`` subjects x ``--per-subject`` events (default 10,000 x
+100 = 1,000,000), whose sentences are drawn (Zipf-like) from the vocabulary of
+the LoCoMo observations so that the full-text index sees natural word
+frequencies. ``--consolidated`` subjects get a published summary (plus a tail
+of 3), the others stay raw. Reported: p50/p99 of ``Memory.recall(subject,
+query=..., budget=500)`` over random subjects and six-word queries, beside the
+baseline measured in the same run: ``Memory.recall(subject)`` without a query.
+
+    python bench/bench_recall_latency.py [--backend sqlite|postgres|both] [--subjects N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import random
+import re
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+from common import percentile, report
+from locomo_passages import load
+from memlineage import Memory
+
+PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def vocabulary() -> list[str]:
+    """LoCoMo's observation words, most frequent first."""
+    counts: dict[str, int] = {}
+    for conv in load():
+        for obs in conv.observations:
+            for word in re.findall(r"[A-Za-z']+", obs.text):
+                counts[word] = counts.get(word, 0) + 1
+    return sorted(counts, key=lambda w: -counts[w])
+
+
+def sentence(rng: random.Random, words: list[str], weights: list[float], n: int = 14) -> str:
+    return " ".join(rng.choices(words, weights, k=n)).capitalize() + "."
+
+
+@contextlib.contextmanager
+def open_memory(backend: str) -> Iterator[Memory]:
+    if backend == "sqlite":
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            Memory(str(Path(tmp) / "latency.db"), tenant="bench") as memory,
+        ):
+            yield memory
+        return
+    import psycopg
+
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        url = f"{PG_URL}?options={quote(f'-csearch_path={schema}')}"
+        with Memory(url, tenant="bench") as memory:
+            yield memory
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def build(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
+    rng = random.Random(7)
+    weights = [1 / (rank + 1) for rank in range(len(words))]
+    start = time.perf_counter()
+    batch: list[dict[str, str]] = []
+    tail = 3
+    for s in range(args.subjects):
+        for n in range(args.per_subject - (tail if s < args.consolidated else 0)):
+            batch.append(
+                {"id": f"u{s}-{n}", "subject": f"user-{s}", "text": sentence(rng, words, weights)}
+            )
+            if len(batch) == 500:
+                memory.add(batch)
+                batch = []
+    memory.add(batch)
+    for s in range(args.consolidated):
+        memory.consolidate(f"user-{s}")
+        memory.add(
+            [
+                {"id": f"u{s}-t{n}", "subject": f"user-{s}", "text": sentence(rng, words, weights)}
+                for n in range(tail)
+            ]
+        )
+    took = time.perf_counter() - start
+    print(f"built {args.subjects * args.per_subject:,} events in {took:.0f} s", flush=True)
+
+
+def measure(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
+    rng = random.Random(11)
+    weights = [1 / (rank + 1) for rank in range(len(words))]
+    pools = {
+        "summary": range(args.consolidated),
+        "raw": range(args.consolidated, args.subjects),
+    }
+    for mode, pool in pools.items():
+        plain: list[float] = []
+        queried: list[float] = []
+        for _ in range(args.samples):
+            subject = f"user-{rng.choice(pool)}"
+            query = " ".join(rng.choices(words, weights, k=6))
+            start = time.perf_counter()
+            memory.recall(subject)
+            plain.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            recalled = memory.recall(subject, query=query, budget=500)
+            queried.append((time.perf_counter() - start) * 1000)
+            assert recalled.mode == mode, (subject, recalled.reason)
+        base = percentile(plain, 50)
+        report(f"recall ({mode}) without query p50", base, "ms")
+        report(f"recall ({mode}) without query p99", percentile(plain, 99), "ms")
+        p50 = percentile(queried, 50)
+        report(f"recall ({mode}) query+budget p50", p50, "ms", "no query", p50 / base)
+        report(f"recall ({mode}) query+budget p99", percentile(queried, 99), "ms")
+
+
+def postgres_reachable() -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(PG_URL, connect_timeout=3):
+            return True
+    except psycopg.Error as exc:
+        print(f"postgres: skipped, not reachable at {PG_URL}: {exc}".splitlines()[0])
+        return False
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument("--subjects", type=int, default=10_000)
+    parser.add_argument("--per-subject", type=int, default=100)
+    parser.add_argument("--consolidated", type=int, default=500)
+    parser.add_argument("--samples", type=int, default=2000)
+    parser.add_argument(
+        "--optimize",
+        action="store_true",
+        help="SQLite: merge the FTS5 segments into one after loading (docs/recall.md)",
+    )
+    args = parser.parse_args()
+    words = vocabulary()
+    backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
+    if args.backend == "both" and not postgres_reachable():
+        backends = ("sqlite",)
+    for backend in backends:
+        print(f"== {backend}: {args.subjects:,} subjects x {args.per_subject} events", flush=True)
+        with open_memory(backend) as memory:
+            build(memory, args, words)
+            if args.optimize and backend == "sqlite":
+                with memory.store._write() as tx:  # type: ignore[attr-defined]
+                    tx.execute("INSERT INTO events_fts (events_fts) VALUES ('optimize')")
+                print("FTS5 segments merged ('optimize')", flush=True)
+            measure(memory, args, words)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

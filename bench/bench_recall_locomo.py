@@ -1,0 +1,300 @@
+"""Recall by query on LoCoMo: evidence in the returned context at a token budget (exact).
+
+Each speaker of a conversation is a subject; every subject is consolidated.
+For every QA item of categories 1-4, both speakers are recalled together with
+``query=question`` and one shared budget B. Measured, for B in 500, 1,000,
+1,764 (Mem0's published tokens per query) and 4,000:
+
+- evidence recall: items whose evidence turns are all in the returned context;
+- any-evidence recall: items with at least one;
+- answer-string recall: items whose answer appears verbatim in the context text.
+
+Beside memlineage, in the same run, same tokenizer, same line format, same
+packing: BM25 over all raw observations through the same full-text engine
+(plain RAG), the hot summary alone without a query, and all observations (the
+full-memory upper bound, with its token count). The must-keep part is checked
+present in every memlineage answer. PostgreSQL also compares the text-search
+configurations 'simple' and 'english' on the BM25-style retrieval.
+
+    python bench/bench_recall_locomo.py [--backend sqlite|postgres|both] [--conversations N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from locomo_passages import Conversation, Observation, Question, load
+from memlineage import Memory
+from memlineage.context import Packed, Passage, pack, query_terms
+from memlineage.recall import finish, gather
+from memlineage.render import layout, passage_line
+
+BUDGETS = (500, 1000, 1764, 4000)
+PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+METHODS = ("memlineage", "bm25 raw", "hot summary", "all observations")
+
+
+@dataclass
+class Score:
+    items: int = 0
+    evidence_all: int = 0
+    evidence_any: int = 0
+    answer: int = 0
+    tokens: list[int] = field(default_factory=list)
+    over_budget: int = 0
+    must_keep_missing: int = 0
+
+    def add(
+        self,
+        kept: Sequence[Passage],
+        tokens: int,
+        question: Question,
+        dia: dict[str, tuple[str, ...]],
+    ) -> None:
+        shown = {d for p in kept for s in p.sources for d in dia.get(s, ())}
+        evidence = set(question.evidence)
+        text = "\n".join(passage_line(p) for p in kept).lower()
+        self.items += 1
+        self.evidence_all += bool(evidence) and evidence <= shown
+        self.evidence_any += bool(evidence & shown)
+        self.answer += bool(question.answer) and question.answer.lower() in text
+        self.tokens.append(tokens)
+
+    def row(self) -> str:
+        n = max(self.items, 1)
+        return (
+            f"{self.evidence_all / n:>8.3f} {self.evidence_any / n:>8.3f} {self.answer / n:>8.3f}"
+            f" {statistics.median(self.tokens) if self.tokens else 0:>9,.0f}"
+        )
+
+
+@contextlib.contextmanager
+def open_memory(backend: str) -> Iterator[Memory]:
+    if backend == "sqlite":
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            Memory(str(Path(tmp) / "locomo.db"), tenant="locomo") as memory,
+        ):
+            yield memory
+        return
+    import psycopg
+
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        url = f"{PG_URL}?options={quote(f'-csearch_path={schema}')}"
+        with Memory(url, tenant="locomo") as memory:
+            yield memory
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def populate(memory: Memory, conversations: Sequence[Conversation]) -> None:
+    for conv in conversations:
+        memory.add(
+            [
+                {"id": o.id, "subject": o.subject, "text": o.text, "at": o.at}
+                for o in conv.observations
+            ]
+        )
+        for subject in conv.speakers:
+            result = memory.consolidate(subject)
+            assert result.switched, (subject, result.reason)
+
+
+def bm25_baseline(
+    memory: Memory, subjects: Sequence[str], question: str, by_id: dict[str, Observation]
+) -> list[Passage]:
+    """Plain RAG: the raw observations the engine matches, best first; nothing kept by rule."""
+    found: list[Passage] = []
+    terms = query_terms(question)
+    for subject in subjects:
+        with memory.store.reader(memory.tenant) as reader:
+            matches = reader.search(subject, terms)
+        for match in matches:
+            o = by_id[match.id]
+            found.append(
+                Passage(subject, o.text, (o.id,), o.at, "facts", "raw", False, 0, match.score)
+            )
+    return sorted(found, key=lambda p: (-p.score, p.sources))
+
+
+def all_passages(memory: Memory, subjects: Sequence[str]) -> list[Passage]:
+    out = []
+    for subject in subjects:
+        with memory.store.reader(memory.tenant) as reader:
+            for e in reader.events(subject):
+                out.append(Passage(subject, e.text, (e.id,), e.at, "facts", "raw", False, e.seq))
+    return out
+
+
+def evaluate(
+    memory: Memory, conversations: Sequence[Conversation], budgets: Sequence[int]
+) -> dict[str, dict[int, Score]]:
+    scores = {m: {b: Score() for b in budgets} for m in METHODS}
+    must_tokens: list[int] = []
+    costs = layout()
+    policy = memory.store.policy
+    for conv in conversations:
+        dia = {o.id: o.dia_ids for o in conv.observations}
+        by_id = {o.id: o for o in conv.observations}
+        subjects = list(conv.speakers)
+        everything = all_passages(memory, subjects)
+        full = pack(everything, None, costs)
+        hot: dict[int, Packed] = {}
+        plain = []
+        for subject in subjects:
+            with memory.store.reader(memory.tenant) as reader:
+                plain.append(gather(reader, subject, policy, None, with_items=True))
+        must_ids = {s for _, ps in plain for p in ps if p.must_keep for s in p.sources}
+        must_tokens.append(finish(plain, None, 0).tokens or 0)
+        for budget in budgets:
+            hot_set = finish(plain, None, budget)
+            hot[budget] = Packed(
+                hot_set.context, (), hot_set.tokens or 0, budget, hot_set.over_budget
+            )
+        for question in conv.questions:
+            if question.category not in (1, 2, 3, 4):
+                continue
+            gathered = []
+            for subject in subjects:
+                with memory.store.reader(memory.tenant) as reader:
+                    gathered.append(
+                        gather(reader, subject, policy, question.question, with_items=True)
+                    )
+            rag = bm25_baseline(memory, subjects, question.question, by_id)
+            for budget in budgets:
+                mine = finish(gathered, question.question, budget)
+                score = scores["memlineage"][budget]
+                score.add(mine.context, mine.tokens or 0, question, dia)
+                score.over_budget += mine.over_budget
+                kept = {s for p in mine.context for s in p.sources}
+                score.must_keep_missing += not must_ids <= kept
+                packed = pack(rag, budget, costs)
+                scores["bm25 raw"][budget].add(packed.kept, packed.tokens, question, dia)
+                scores["hot summary"][budget].add(
+                    hot[budget].kept, hot[budget].tokens, question, dia
+                )
+                scores["all observations"][budget].add(full.kept, full.tokens, question, dia)
+    print(
+        f"must-keep part per conversation (both speakers): median"
+        f" {statistics.median(must_tokens):,.0f} tokens, max {max(must_tokens):,}"
+    )
+    return scores
+
+
+def print_table(backend: str, scores: dict[str, dict[int, Score]], budgets: Sequence[int]) -> None:
+    print(f"\n{backend}: LoCoMo categories 1-4, both speakers, shared budget", flush=True)
+    print(f"{'method':<18} {'B':>6} {'ev-all':>8} {'ev-any':>8} {'answer':>8} {'tokens p50':>10}")
+    for budget in budgets:
+        for method in METHODS:
+            score = scores[method][budget]
+            print(f"{method:<18} {budget:>6} {score.row()}")
+        mine, rag = scores["memlineage"][budget], scores["bm25 raw"][budget]
+        ratio = mine.evidence_all / max(rag.evidence_all, 1)
+        print(
+            f"{'':<18} {'':>6} ratio ev-all memlineage/bm25: {ratio:.2f};"
+            f" over budget {mine.over_budget}/{mine.items};"
+            f" must-keep missing {mine.must_keep_missing}",
+            flush=True,
+        )
+
+
+def compare_pg_configs(
+    memory: Memory, conversations: Sequence[Conversation], budgets: Sequence[int]
+) -> None:
+    """'simple' vs 'english' for the BM25-style retrieval on PostgreSQL (ts_rank_cd)."""
+    costs = layout()
+    print("\npostgres: text-search configuration, raw-observation retrieval (ev-all / ev-any)")
+    for config in ("simple", "english"):
+        all_hits = {b: 0 for b in budgets}
+        any_hits = {b: 0 for b in budgets}
+        items = 0
+        for conv in conversations:
+            dia = {o.id: o.dia_ids for o in conv.observations}
+            for question in conv.questions:
+                if question.category not in (1, 2, 3, 4):
+                    continue
+                items += 1
+                found = []
+                terms = " | ".join(query_terms(question.question))
+                for subject in conv.speakers:
+                    with memory.store.reader(memory.tenant) as reader:
+                        rows = reader.tx.all(  # type: ignore[attr-defined]
+                            "SELECT id, text, at, ts_rank_cd(to_tsvector(?::regconfig, text), q)"
+                            " FROM events, to_tsquery(?::regconfig, ?) q"
+                            " WHERE tenant = ? AND subject = ?"
+                            " AND to_tsvector(?::regconfig, text) @@ q",
+                            (config, config, terms, memory.tenant, subject, config),
+                        )
+                    found += [
+                        Passage(subject, t, (i,), a, "facts", "raw", False, 0, float(s))
+                        for i, t, a, s in rows
+                    ]
+                found.sort(key=lambda p: (-p.score, p.sources))
+                evidence = set(question.evidence)
+                for budget in budgets:
+                    kept = pack(found, budget, costs).kept
+                    shown = {d for p in kept for s in p.sources for d in dia.get(s, ())}
+                    all_hits[budget] += bool(evidence) and evidence <= shown
+                    any_hits[budget] += bool(evidence & shown)
+        cells = "  ".join(
+            f"B={b}: {all_hits[b] / items:.3f}/{any_hits[b] / items:.3f}" for b in budgets
+        )
+        print(f"{config:<8} {cells}", flush=True)
+
+
+def postgres_reachable() -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(PG_URL, connect_timeout=3):
+            return True
+    except psycopg.Error as exc:
+        print(f"postgres: skipped, not reachable at {PG_URL}: {exc}".splitlines()[0])
+        return False
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument("--conversations", type=int, default=10)
+    args = parser.parse_args()
+    conversations = load()[: args.conversations]
+    backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
+    if args.backend == "both" and not postgres_reachable():
+        backends = ("sqlite",)
+    for backend in backends:
+        with open_memory(backend) as memory:
+            start = time.perf_counter()
+            populate(memory, conversations)
+            print(
+                f"{backend}: {sum(len(c.observations) for c in conversations)} observations"
+                f" added and consolidated in {time.perf_counter() - start:.1f} s",
+                flush=True,
+            )
+            start = time.perf_counter()
+            scores = evaluate(memory, conversations, BUDGETS)
+            print(f"{backend}: evaluated in {time.perf_counter() - start:.1f} s")
+            print_table(backend, scores, BUDGETS)
+            if backend == "postgres":
+                compare_pg_configs(memory, conversations, BUDGETS)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

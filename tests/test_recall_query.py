@@ -120,6 +120,8 @@ def test_constraints_survive_with_a_summary_that_left_narrative_cold(memory: Mem
 
 
 def test_open_items_and_both_sides_of_a_conflict_are_kept(memory: Memory) -> None:
+    # an unresolved conflict: the tenant keeps preference reversals for a person to decide
+    memory.set_temporal_policy(["preference=keep"])
     memory.add(
         [
             ev("m-1", "I love jazz.", at="2026-01-01T10:00:00Z"),

@@ -14,7 +14,8 @@ from types import TracebackType
 from typing import Any
 
 from . import consolidate as consolidation
-from .errors import BadInput
+from . import keys
+from .errors import BadInput, NotFound
 from .generators.base import Generator
 from .ingest import parse_event
 from .model import Artifact, NewEvent
@@ -31,6 +32,7 @@ class Memory:
     ):
         if not tenant:
             raise BadInput("must not be empty", field="tenant")
+        self._owns_store = store is None  # a store handed in is closed by whoever opened it
         self.store = store or open_store(db)
         self.tenant = tenant
 
@@ -76,10 +78,41 @@ class Memory:
         with self.store.reader(self.tenant) as reader:
             return reader.artifacts(subject)
 
+    def artifact(self, artifact_id: str) -> Artifact:
+        """One artifact of this tenant; NotFound for a missing one or another tenant's."""
+        with self.store.reader(self.tenant) as reader:
+            found = reader.artifact(artifact_id)
+        if found is None:
+            raise NotFound(f"no artifact {artifact_id!r}", field="artifact")
+        return found
+
+    def subjects(self) -> list[str]:
+        """Every subject of this tenant that has events."""
+        with self.store.reader(self.tenant) as reader:
+            return reader.subjects()
+
+    def has_subject(self, subject: str) -> bool:
+        with self.store.reader(self.tenant) as reader:
+            return reader.head(subject) is not None
+
+    # -- API keys of the HTTP service --
+
+    def create_key(self, label: str | None = None) -> tuple[str, str]:
+        """A new API key for this tenant: (key_id, key). The key is shown only once."""
+        return keys.create_key(self.store, self.tenant, label)
+
+    def list_keys(self) -> list[keys.ApiKey]:
+        return keys.list_keys(self.store, self.tenant)
+
+    def revoke_key(self, key_id: str) -> bool:
+        """Revoke a key of this tenant; False when it was revoked already."""
+        return keys.revoke_key(self.store, self.tenant, key_id)
+
     # -- lifetime --
 
     def close(self) -> None:
-        self.store.close()
+        if self._owns_store:
+            self.store.close()
 
     def __enter__(self) -> Memory:
         return self

@@ -5,7 +5,8 @@
 - ``append``: the raw layer's appends (I1, I2);
 - ``operations``: revoke, trust, conflict, resolve;
 - ``staleness``: descendants of an invalidated source go stale;
-- ``switch``: artifacts and the alias compare-and-swap.
+- ``switch``: artifacts and the alias compare-and-swap;
+- ``keys``: API keys of the HTTP service (no subject data).
 
 A backend subclass supplies connections and the SQL text that differs.
 """
@@ -13,12 +14,13 @@ A backend subclass supplies connections and the SQL text that differs.
 from __future__ import annotations
 
 from .append import AppendMixin
+from .keys import KeysMixin
 from .operations import OperationsMixin
 from .schema import SchemaMixin
 from .switch import SwitchMixin
 
 
-class SqlStore(SchemaMixin, AppendMixin, OperationsMixin, SwitchMixin):
+class SqlStore(SchemaMixin, AppendMixin, OperationsMixin, SwitchMixin, KeysMixin):
     """Every transaction of memlineage; a backend subclass supplies connections."""
 
 

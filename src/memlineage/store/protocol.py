@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..model import Alias, Artifact, Clock, Event, NewEvent, Operation, SwitchResult
 from ..select import TrustPolicy
@@ -36,6 +36,15 @@ class OpResult:
     conflict_id: str | None = None
     stale: tuple[str, ...] = ()
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "epoch": self.epoch,
+            "changed": self.changed,
+            "conflict_id": self.conflict_id,
+            "stale": list(self.stale),
+        }
+
 
 @dataclass(frozen=True)
 class Head:
@@ -57,10 +66,20 @@ class Reader(Protocol):
     def subjects(self) -> list[str]: ...
 
 
-class Store(Protocol):
+class KeyStore(Protocol):
+    """API keys of the HTTP service (not subject data)."""
+
+    def insert_key(self, key_id: str, tenant: str, secret_hash: str, label: str | None) -> None: ...
+    def revoke_key(self, tenant: str, key_id: str) -> bool: ...
+    def list_keys(self, tenant: str) -> list[tuple[str, str | None, str, str | None]]: ...
+    def key_by_hash(self, secret_hash: str) -> tuple[str, str, str, bool] | None: ...
+
+
+class Store(KeyStore, Protocol):
     url: str
     policy: TrustPolicy
 
+    def schema_version(self) -> int: ...
     def close(self) -> None: ...
     def reader(self, tenant: str) -> AbstractContextManager[Reader]: ...
     def append(self, tenant: str, events: Sequence[NewEvent]) -> list[Appended]: ...

@@ -51,6 +51,11 @@ class SchemaMixin(StoreCore):
             )
         return latest
 
+    def schema_version(self) -> int:
+        """The version of the schema this database is at."""
+        with self._read() as tx:
+            return self._schema_version(tx)
+
     def _schema_version(self, tx: Tx) -> int:
         if not self._has_table(tx, "schema_migrations"):
             return 0

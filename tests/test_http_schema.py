@@ -15,7 +15,6 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 
 from memlineage import Memory
-
 from test_http import EVENTS, Service, service_on
 
 

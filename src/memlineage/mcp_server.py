@@ -9,14 +9,18 @@ twice is the same as once. No logic lives here: each tool calls one method of
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
 from .api import Memory
+from .errors import MemlineageError
 from .ingest import utc_now
 from .store import open_store
 
@@ -58,6 +62,22 @@ class Recalled(BaseModel):
     events: list[dict[str, Any]]
 
 
+T = TypeVar("T", bound=Callable[..., Any])
+
+
+def reported(tool: T) -> T:
+    """A refusal (bad input, unknown id) reaches the agent as a tool error with its message."""
+
+    @functools.wraps(tool)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return tool(*args, **kwargs)
+        except MemlineageError as exc:
+            raise ToolError(str(exc)) from exc
+
+    return call  # type: ignore[return-value]
+
+
 def remembered_id(subject: str, text: str, at: str) -> str:
     """A stable id for a memory the agent did not name: the same call retried is one event."""
     digest = hashlib.sha256("\x1f".join((subject, text, at)).encode("utf-8", "surrogatepass"))
@@ -85,6 +105,7 @@ def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer
             title="Remember", read_only_hint=False, destructive_hint=False, idempotent_hint=False
         )
     )
+    @reported
     def remember(
         subject: str,
         text: str,
@@ -105,6 +126,7 @@ def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer
             title="Recall", read_only_hint=True, destructive_hint=False, idempotent_hint=True
         )
     )
+    @reported
     def recall(subject: str) -> Recalled:
         """What to know about a subject now: a fresh summary plus the raw tail, or raw events."""
         doc = memory().recall(subject).to_json()
@@ -115,6 +137,7 @@ def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer
             title="Revoke", read_only_hint=False, destructive_hint=True, idempotent_hint=True
         )
     )
+    @reported
     def revoke(event_id: str, reason: str | None = None) -> Operation:
         """Withdraw a memory; every summary derived from it leaves recall at once."""
         return Operation(**memory().revoke(event_id, reason=reason).to_json())
@@ -124,6 +147,7 @@ def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer
             title="Consolidate", read_only_hint=False, destructive_hint=False, idempotent_hint=True
         )
     )
+    @reported
     def consolidate(subject: str) -> Consolidated:
         """Summarise a subject's memory through the fidelity gate; publishes when it passes."""
         return Consolidated(**memory().consolidate(subject).to_json())

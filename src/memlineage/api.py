@@ -18,8 +18,9 @@ from . import keys
 from .errors import BadInput, NotFound
 from .generators.base import Generator
 from .ingest import parse_event
-from .model import Artifact, NewEvent
+from .model import Artifact, Event, NewEvent
 from .recall import Recall, recall
+from .select import source_state
 from .store import open_store
 from .store.protocol import Appended, OpResult, Store
 
@@ -90,6 +91,26 @@ class Memory:
         """Every subject of this tenant that has events."""
         with self.store.reader(self.tenant) as reader:
             return reader.subjects()
+
+    def events(self, subject: str, *, valid_only: bool = False) -> list[Event]:
+        """A subject's raw events in seq order; ``valid_only`` keeps what the raw layer admits."""
+        with self.store.reader(self.tenant) as reader:
+            events = reader.events(subject)
+            if not valid_only:
+                return events
+            state = source_state(events, reader.operations(subject), self.store.policy)
+        return [e for e in events if state.is_valid(e)]
+
+    def rank(self, subject: str, query: str, event_ids: Sequence[str]) -> list[tuple[str, float]]:
+        """``event_ids`` of ``subject`` ordered by relevance to ``query``, with their scores."""
+        wanted = set(event_ids)
+        terms = {t for t in query.lower().split() if t}
+        scored = []
+        for event in self.events(subject):
+            if event.id in wanted:
+                words = set(event.text.lower().split())
+                scored.append((event.id, float(len(terms & words))))
+        return sorted(scored, key=lambda pair: -pair[1])
 
     def has_subject(self, subject: str) -> bool:
         with self.store.reader(self.tenant) as reader:

@@ -6,7 +6,8 @@
 - ``operations``: revoke, trust, conflict, resolve;
 - ``staleness``: descendants of an invalidated source go stale;
 - ``switch``: artifacts and the alias compare-and-swap;
-- ``keys``: API keys of the HTTP service (no subject data).
+- ``keys``: API keys of the HTTP service (no subject data);
+- ``evals``: stored evaluation runs (no subject data).
 
 A backend subclass supplies connections and the SQL text that differs.
 """
@@ -14,13 +15,14 @@ A backend subclass supplies connections and the SQL text that differs.
 from __future__ import annotations
 
 from .append import AppendMixin
+from .evals import EvalRunsMixin
 from .keys import KeysMixin
 from .operations import OperationsMixin
 from .schema import SchemaMixin
 from .switch import SwitchMixin
 
 
-class SqlStore(SchemaMixin, AppendMixin, OperationsMixin, SwitchMixin, KeysMixin):
+class SqlStore(SchemaMixin, AppendMixin, OperationsMixin, SwitchMixin, KeysMixin, EvalRunsMixin):
     """Every transaction of memlineage; a backend subclass supplies connections."""
 
 

@@ -75,7 +75,22 @@ class KeyStore(Protocol):
     def key_by_hash(self, secret_hash: str) -> tuple[str, str, str, bool] | None: ...
 
 
-class Store(KeyStore, Protocol):
+class EvalStore(Protocol):
+    """Stored evaluation runs (not subject data)."""
+
+    def insert_eval_run(
+        self,
+        tenant: str,
+        run_id: str,
+        started_at: str,
+        finished_at: str,
+        passed: bool,
+        report: dict[str, Any],
+    ) -> None: ...
+    def eval_runs(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]: ...
+
+
+class Store(KeyStore, EvalStore, Protocol):
     url: str
     policy: TrustPolicy
 

@@ -172,3 +172,21 @@ def test_every_command_has_help_with_an_example() -> None:
     for name, cmd in root.commands.items():
         assert main([name, "--help"]) == 0, name
         assert (cmd.epilog or "").startswith("Example: memlineage "), name
+
+
+def test_consolidate_budget_and_recall_statements(db_url: str, tmp_path: Path) -> None:
+    rows = [
+        {"id": "b-1", "subject": "user-7", "text": "We chatted about the match last night."},
+        {"id": "b-2", "subject": "user-7", "text": "Never deploy on Fridays."},
+    ]
+    run(db_url, "add", write_jsonl(tmp_path / "b.jsonl", rows))
+    code, doc = run(db_url, "consolidate", "user-7", "--budget", "20")
+    assert code == 0 and doc["switched"] is True and doc["over_budget"] is False
+    code, doc = run(db_url, "recall", "user-7")
+    assert code == 0 and doc["cold"] == ["b-1"]
+    assert doc["summary"].startswith("Constraints:\n- Never deploy on Fridays. (")
+    [statement] = doc["statements"]
+    assert statement["text"] == "Never deploy on Fridays."
+    assert statement["derivedFrom"] == ["b-2"]
+    code, doc = run(db_url, "consolidate", "user-7", "--budget", "0")
+    assert code == 2

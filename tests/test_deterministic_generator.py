@@ -14,6 +14,7 @@ from memlineage.generators.base import GenerationRequest, Generator
 from memlineage.generators.deterministic import DeterministicGenerator
 from memlineage.model import Conflict, Event, Fact
 from memlineage.parse import parse_output
+from memlineage.render import render_summary
 from test_gate import SAMPLES, Sample
 
 
@@ -60,11 +61,14 @@ def test_over_budget_moves_narrative_to_cold_and_keeps_every_item() -> None:
     )
     _, roomy, report = run(events, ())
     assert report.passed and roomy.cold == ()
-    assert "weather" in roomy.summary
+    assert "We chatted about the weather and lunch." in render_summary(roomy.statements)
     _, tight, report = run(events, (), budget=5)
     assert report.passed, report.failures
     assert tight.cold == ("n1",)  # the open item stays, whatever the budget
-    assert "weather" not in tight.summary
+    rendered = render_summary(tight.statements)
+    assert "weather" not in rendered
+    assert "TODO: book the venue." in rendered
+    assert "Never deploy on Fridays; budget $500." in rendered
     assert tight.claims == roomy.claims
 
 

@@ -18,7 +18,7 @@ from memlineage.extract import expected_open_items, extract_items, text_values
 from memlineage.gate import CODES, carried_values, check
 from memlineage.generators.base import GenerationRequest
 from memlineage.generators.deterministic import DeterministicGenerator
-from memlineage.model import Claim, Conflict, Event, Fact, GateReport, Item, Output
+from memlineage.model import Claim, Conflict, Event, Fact, GateReport, Item, Output, Statement
 from memlineage.parse import parse_output
 from memlineage.values import canonical
 
@@ -163,7 +163,7 @@ def test_close_numbers(value: float, code: str | None) -> None:
     money = next(i for i in sample.items() if i.kind == "money")
     output = sample.output()
     claims = tuple(replace(c, value=value) if c.key == money.key else c for c in output.claims)
-    report = sample.gate(replace(output, claims=claims, summary=""))
+    report = sample.gate(replace(output, claims=claims))
     if code is None:
         assert report.passed, report.failures
     else:
@@ -189,7 +189,7 @@ def test_unit_conversion(value: float, unit: str, code: str | None) -> None:
     claims = tuple(
         replace(c, value=value, unit=unit) if c.key == run.key else c for c in output.claims
     )
-    report = sample.gate(replace(output, claims=claims, summary=""))
+    report = sample.gate(replace(output, claims=claims))
     if code is None:
         assert report.passed, report.failures
     else:
@@ -394,7 +394,7 @@ def mutants(sample: Sample) -> Iterator[Mutant]:
     for open_id in output.open_items:
         kept = tuple(o for o in output.open_items if o != open_id)
         yield "drop_open_item", open_id, replace(output, open_items=kept), {open_id}
-    yield from _summary_mutants(output)
+    yield from _statement_mutants(sample, output)
 
 
 def _value_variants(claim: Claim) -> Iterator[object]:
@@ -407,15 +407,40 @@ def _value_variants(claim: Claim) -> Iterator[object]:
         yield from _digit_variants(value)
 
 
-def _summary_mutants(output: Output) -> Iterator[Mutant]:
+def _statement_mutants(sample: Sample, output: Output) -> Iterator[Mutant]:
+    """Drop a statement, cite a wrong event, insert a number, remove ``contested``."""
+    must_state = {i.source for i in sample.items()} | set(expected_open_items(sample.events))
+    must_state |= {side for c in sample.conflicts if not c.resolved for side in (c.a, c.b)}
     carried = carried_values(output.claims)
-    for m in re.finditer(r"\d", output.summary):
-        for digit in "0123456789":
-            summary = output.summary[: m.start()] + digit + output.summary[m.end() :]
-            bad = [s for v, u, s in text_values(summary) if canonical(v, u) not in carried]
-            if bad:
-                yield "summary_number", summary, replace(output, summary=summary), set(bad)
-                break
+    for n, statement in enumerate(output.statements):
+        name = f"statements[{n}]"
+        rest = output.statements[:n] + output.statements[n + 1 :]
+        still = {s for st in rest for s in st.derived_from}
+        claimed = {s for c in output.claims for s in c.derived_from}
+        lost = {e for e in statement.derived_from if e not in still}
+        named = {e for e in lost if e in must_state or (e not in claimed and e not in output.cold)}
+        if named:
+            yield "drop_statement", name, replace(output, statements=rest), named
+        wrong = replace(statement, derived_from=("m-404",))
+        yield "cite_wrong_event", name, _restate(output, n, wrong), {name}
+        invented = replace(statement, text=f"{statement.text} It took 9731 hours.")
+        yield "insert_number", name, _restate(output, n, invented), {name}
+        for m in re.finditer(r"\d", statement.text):
+            for digit in "0123456789":
+                text = statement.text[: m.start()] + digit + statement.text[m.end() :]
+                if any(canonical(v, u) not in carried for v, u, _ in text_values(text)):
+                    changed = replace(statement, text=text)
+                    yield "insert_number", f"{name}:{text}", _restate(output, n, changed), {name}
+                    break
+        if statement.contested is not None:
+            bare = replace(statement, contested=None)
+            yield "remove_contested", name, _restate(output, n, bare), {name}
+
+
+def _restate(output: Output, index: int, statement: Statement) -> Output:
+    statements = list(output.statements)
+    statements[index] = statement
+    return replace(output, statements=tuple(statements))
 
 
 EXPECTED = {
@@ -427,7 +452,10 @@ EXPECTED = {
     "conflict_as_fact": {"conflict_asserted", "conflicts_mismatch"},
     "unsupported_claim": {"unsupported_claim"},
     "drop_open_item": {"open_item_dropped"},
-    "summary_number": {"summary_unsupported_number"},
+    "drop_statement": {"statement_missing", "event_dropped"},
+    "cite_wrong_event": {"statement_unsupported"},
+    "insert_number": {"statement_value_unsupported"},
+    "remove_contested": {"conflict_asserted"},
 }
 
 
@@ -464,9 +492,12 @@ def test_mutation_score_is_total() -> None:
 
 def test_failures_are_reported_once_per_offence_and_serialise() -> None:
     sample = BY_NAME["close_numbers"]
-    report = sample.gate(replace(sample.output(), claims=(), summary=""))
-    assert [f.code for f in report.failures] == ["missing"] * len(sample.items())
-    assert report.to_json()["failures"][0]["code"] == "missing"
+    report = sample.gate(replace(sample.output(), claims=()))
+    # the statements now name values and claims nobody carries: offences of their own
+    missing = [f for f in report.failures if f.code == "missing"]
+    assert [f.item for f in missing] == [i.id for i in sample.items()]
+    assert len(set(report.failures)) == len(report.failures)
+    assert report.to_json()["failures"][0]["code"] in CODES
     assert dataclasses.asdict(report)["passed"] is False
 
 
@@ -488,13 +519,19 @@ def test_open_items_and_cold_outside_the_selection_are_unknown() -> None:
     }
 
 
-def test_summary_may_restate_claim_values_in_other_units() -> None:
+def test_statements_may_restate_their_own_claims_in_other_units() -> None:
     sample = BY_NAME["unit_conversion"]
     output = sample.output()
-    ok = replace(output, summary="The daily run is 5000 m; weekly 20 miles; limit 512 MB.")
+    n = next(i for i, s in enumerate(output.statements) if s.derived_from == ("m-1",))
+    ok = _restate(output, n, replace(output.statements[n], text="The daily run is 5000 m."))
     assert sample.gate(ok).passed
-    bad = replace(output, summary="The daily run is 5 mi.")
-    assert codes(sample.gate(bad)) == {"summary_unsupported_number"}
+    bad = _restate(output, n, replace(output.statements[n], text="The daily run is 5 mi."))
+    assert [(f.code, f.item) for f in sample.gate(bad).failures] == [
+        ("statement_value_unsupported", f"statements[{n}]")
+    ]
+    # 512 MB is a claim of m-2, not of m-1: a statement may not borrow it
+    borrowed = _restate(output, n, replace(output.statements[n], text="The limit is 512 MB."))
+    assert codes(sample.gate(borrowed)) == {"statement_value_unsupported"}
 
 
 class CountingTuple(tuple):  # type: ignore[type-arg]
@@ -521,3 +558,25 @@ def test_gate_walks_its_input_a_fixed_number_of_times() -> None:
         return CountingTuple.walks
 
     assert passes(50) == passes(2000) <= 8
+
+
+def test_gate_walks_statements_and_events_a_fixed_number_of_times() -> None:
+    """The statement and coverage checks are linear too: passes over statements and events."""
+
+    def passes(n: int) -> int:
+        events = tuple(
+            ev(f"m-{i}", f"Ticket T-{i} costs ${i}. We talked about the trip {i % 7}.")
+            for i in range(n)
+        )
+        conflicts = (Conflict("c-1", "m-0", "m-1"),)
+        items = extract_items(events, conflicts)
+        open_items = expected_open_items(events)
+        output = parse_output(DeterministicGenerator().generate(
+            GenerationRequest("u", events, tuple(items), conflicts, open_items)))  # fmt: skip
+        counted = replace(output, statements=CountingTuple(output.statements))
+        CountingTuple.walks = 0
+        report = check(items, conflicts, open_items, counted, CountingTuple(events))
+        assert report.passed, report.failures
+        return CountingTuple.walks
+
+    assert passes(50) == passes(2000) <= 6

@@ -11,8 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlineage.errors import MemlineageError
-from memlineage.model import Claim, Output
-from memlineage.parse import CLAIM_FIELDS, CODES, OUTPUT_FIELDS, OutputRejected, parse_output
+from memlineage.model import EVENT_KINDS, Claim, Output, Statement
+from memlineage.parse import (
+    CLAIM_FIELDS,
+    CODES,
+    OUTPUT_FIELDS,
+    STATEMENT_FIELDS,
+    OutputRejected,
+    parse_output,
+)
 
 
 def good() -> dict[str, Any]:
@@ -24,8 +31,12 @@ def good() -> dict[str, Any]:
         ),
         open_items=("m-4",),
         unresolved_conflicts=("c1",),
-        summary="Quantities: 5 km.",
         cold=("m-9",),
+        statements=(
+            Statement("The daily run is 5 km.", ("m-1",), ("orion/number/run",),
+                      "2024-03-01T10:00:00Z", "orion", None, "fact"),
+            Statement("My office is in Madrid.", ("m-5",), (), None, None, "c1", None),
+        ),
     ).to_json()  # fmt: skip
 
 
@@ -75,8 +86,15 @@ def test_missing_claim_field(name: str) -> None:
         (("claims",), {}, "claims"),
         (("openItems",), "m-4", "openItems"),
         (("unresolvedConflicts",), [1], "unresolvedConflicts[0]"),
-        (("summary",), None, "summary"),
         (("cold",), None, "cold"),
+        (("statements",), {}, "statements"),
+        (("statements", 0, "text"), 5, "statements[0].text"),
+        (("statements", 0, "derivedFrom"), "m-1", "statements[0].derivedFrom"),
+        (("statements", 0, "claims"), [3], "statements[0].claims[0]"),
+        (("statements", 0, "at"), 20240301, "statements[0].at"),
+        (("statements", 0, "project"), ["orion"], "statements[0].project"),
+        (("statements", 0, "contested"), False, "statements[0].contested"),
+        (("statements", 0, "kind"), "rumour", "statements[0].kind"),
         (("claims", 0, "key"), 7, "claims[0].key"),
         (("claims", 0, "value"), None, "claims[0].value"),
         (("claims", 0, "value"), [5], "claims[0].value"),
@@ -97,6 +115,32 @@ def test_mistyped_field(path: tuple[Any, ...], bad: object, field: str) -> None:
     target[path[-1]] = bad
     exc = rejected(raw)
     assert (exc.code, exc.field) == ("wrong_type", field)
+
+
+def test_summary_is_not_a_generator_field() -> None:
+    """The summary is rendered from the statements; a generator may not write one."""
+    raw = good()
+    raw["summary"] = "Everything is fine."
+    exc = rejected(raw)
+    assert (exc.code, exc.field) == ("unknown_field", "summary")
+
+
+@pytest.mark.parametrize("name", STATEMENT_FIELDS)
+def test_missing_statement_field(name: str) -> None:
+    raw = good()
+    del raw["statements"][0][name]
+    exc = rejected(raw)
+    assert (exc.code, exc.field) == ("missing_field", f"statements[0].{name}")
+
+
+def test_empty_statement_text_and_contested_are_rejected() -> None:
+    raw = good()
+    raw["statements"][0]["text"] = " "
+    assert rejected(raw).code == "empty_value"
+    raw = good()
+    raw["statements"][1]["contested"] = ""
+    exc = rejected(raw)
+    assert (exc.code, exc.field) == ("empty_value", "statements[1].contested")
 
 
 def test_field_paths_name_the_offending_element() -> None:
@@ -160,13 +204,15 @@ def _near_valid() -> st.SearchStrategy[Any]:
         raw = good()
         if where < len(OUTPUT_FIELDS):
             raw[OUTPUT_FIELDS[where]] = value
-        else:
+        elif where < len(OUTPUT_FIELDS) + len(CLAIM_FIELDS):
             raw["claims"][0][CLAIM_FIELDS[where - len(OUTPUT_FIELDS)]] = value
+        else:
+            name = STATEMENT_FIELDS[where - len(OUTPUT_FIELDS) - len(CLAIM_FIELDS)]
+            raw["statements"][0][name] = value
         return raw
 
-    return st.tuples(st.integers(0, len(OUTPUT_FIELDS) + len(CLAIM_FIELDS) - 1), json_values).map(
-        swap
-    )
+    last = len(OUTPUT_FIELDS) + len(CLAIM_FIELDS) + len(STATEMENT_FIELDS) - 1
+    return st.tuples(st.integers(0, last), json_values).map(swap)
 
 
 @settings(max_examples=400)
@@ -192,13 +238,24 @@ claims = st.builds(
     text=st.text(),
 )  # fmt: skip
 ids = st.lists(st.text(min_size=1).filter(str.strip), max_size=3).map(tuple)
+nonempty = st.text(min_size=1).filter(str.strip)
+statements = st.builds(
+    Statement,
+    text=nonempty,
+    derived_from=ids,
+    claims=ids,
+    at=st.one_of(st.none(), st.text()),
+    project=st.one_of(st.none(), st.text()),
+    contested=st.one_of(st.none(), nonempty),
+    kind=st.one_of(st.none(), st.sampled_from(EVENT_KINDS)),
+)
 outputs = st.builds(
     Output,
     claims=st.lists(claims, max_size=4).map(tuple),
     open_items=ids,
     unresolved_conflicts=ids,
-    summary=st.text(),
     cold=ids,
+    statements=st.lists(statements, max_size=4).map(tuple),
 )
 
 

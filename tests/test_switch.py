@@ -187,14 +187,14 @@ class BrokenGenerator:
         return self.output
 
 
-NO_ITEMS = {"claims": [], "openItems": [], "unresolvedConflicts": [], "summary": "ok", "cold": []}
+NO_ITEMS = {"claims": [], "openItems": [], "unresolvedConflicts": [], "cold": [], "statements": []}
 
 
 @pytest.mark.parametrize(
     ("output", "status"),
     [
         (TimeoutError("generation timed out"), ArtifactStatus.FAILED),
-        ({"claims": [], "openItems": [], "summary": "x", "cold": []}, ArtifactStatus.REJECTED),
+        ({"claims": [], "openItems": [], "cold": [], "statements": []}, ArtifactStatus.REJECTED),
         (NO_ITEMS, ArtifactStatus.REJECTED),  # drops every must-preserve item
     ],
     ids=["timeout", "missing-field", "drops-items"],

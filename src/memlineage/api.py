@@ -29,13 +29,22 @@ class Memory:
     """Memory of one tenant. Every method is one or a few short transactions."""
 
     def __init__(
-        self, db: str | None = None, *, tenant: str = "default", store: Store | None = None
+        self,
+        db: str | None = None,
+        *,
+        tenant: str = "default",
+        store: Store | None = None,
+        default_budget: int | None = consolidation.DEFAULT_BUDGET,
     ):
+        """``default_budget``: the tenant's token budget of a rendered summary (None: none)."""
         if not tenant:
             raise BadInput("must not be empty", field="tenant")
+        if default_budget is not None and default_budget < 1:
+            raise BadInput("must be a positive number of tokens", field="default_budget")
         self._owns_store = store is None  # a store handed in is closed by whoever opened it
         self.store = store or open_store(db)
         self.tenant = tenant
+        self.default_budget = default_budget
 
     # -- raw layer --
 
@@ -66,10 +75,26 @@ class Memory:
     # -- derived layer --
 
     def consolidate(
-        self, subject: str, generator: Generator | None = None, *, force: bool = False
+        self,
+        subject: str,
+        generator: Generator | None = None,
+        *,
+        force: bool = False,
+        budget: int | None = None,
     ) -> consolidation.Consolidation:
-        """One consolidation; switches the alias when the gate passes (release mode auto)."""
-        return consolidation.consolidate(self.store, self.tenant, subject, generator, force=force)
+        """One consolidation; switches the alias when the gate passes (release mode auto).
+
+        ``budget`` is the token budget of the rendered summary for this call
+        (default: the tenant's ``default_budget``). Over it, low-salience
+        statements move to cold; what must be kept is kept, and an output
+        still over budget is published whole with ``overBudget`` in its manifest.
+        """
+        if budget is not None and budget < 1:
+            raise BadInput("must be a positive number of tokens", field="budget")
+        chosen = self.default_budget if budget is None else budget
+        return consolidation.consolidate(
+            self.store, self.tenant, subject, generator, force=force, budget=chosen
+        )
 
     def recall(self, subject: str) -> Recall:
         with self.store.reader(self.tenant) as reader:

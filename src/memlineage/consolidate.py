@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import extract, gate, parse
@@ -28,8 +28,10 @@ from .model import (
     SwitchResult,
 )
 from .recall import why_not_summary
+from .render import render_summary
 from .select import select
 from .store.protocol import Head, Store
+from .tokens import default_tokenizer
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ class Consolidation:
             "switched": self.switched,
             "reason": self.reason,
             "covers_through": self.artifact.manifest.new_covers_through,
+            "over_budget": self.artifact.manifest.over_budget,
             "gate": {
                 "passed": self.artifact.gate.passed,
                 "failures": [f.to_json() for f in self.artifact.gate.failures],
@@ -83,10 +86,22 @@ def new_artifact_id(subject: str, covers_through: int) -> str:
     return f"summary:{subject}:{covers_through:06d}-{uuid.uuid4().hex[:8]}"
 
 
+#: the token budget of a rendered summary when neither the call nor the tenant sets one
+DEFAULT_BUDGET = 2000
+
+
 def prepare(
-    store: Store, tenant: str, subject: str, generator: Generator | None = None
+    store: Store,
+    tenant: str,
+    subject: str,
+    generator: Generator | None = None,
+    *,
+    budget: int | None = DEFAULT_BUDGET,
 ) -> Artifact:
-    """Steps 1–7: snapshot, select, extract, generate, parse, gate, write."""
+    """Steps 1–7: snapshot, select, extract, generate, parse, gate, write.
+
+    ``budget`` is the token budget of the rendered summary (None: no budget).
+    """
     generator = generator or DeterministicGenerator()
     with store.reader(tenant) as reader:
         head = reader.head(subject)
@@ -94,11 +109,16 @@ def prepare(
             raise NotFound(f"no events for subject {subject!r}", field="subject")
         events = reader.events(subject, through=head.clock.high_water)
         ops = reader.operations(subject)
-    selection = select(events, ops, head.clock.high_water, store.policy)
+    # Only a fresh published summary built under the same budget is handed to the
+    # generator (selector v2, incremental); a stale one is not read, and another
+    # budget means another choice of what is cold: a full rebuild.
+    parent = head.artifact if why_not_summary(head) is None else None
+    if parent is not None and parent.manifest.budget != budget:
+        parent = None
+    parent_coverage = head.alias.covers_through if parent else 0
+    selection = select(events, ops, head.clock.high_water, store.policy, parent_coverage)
     items = extract.extract_items(selection.events, selection.conflicts)
     open_items = extract.expected_open_items(selection.events)
-    # Only a fresh published summary is handed to the generator; a stale one is not read.
-    parent = head.artifact if why_not_summary(head) is None else None
     manifest = Manifest(
         artifact_id=new_artifact_id(subject, head.clock.high_water),
         subject=subject,
@@ -111,6 +131,7 @@ def prepare(
         selector_version=selection.selector_version,
         prompt_version=generator.prompt_version,
         model_snapshot=generator.model_snapshot,
+        budget=budget,
         derived_from_artifact=parent.id if parent else None,
     )
     request = GenerationRequest(
@@ -120,8 +141,14 @@ def prepare(
         selection.conflicts,
         open_items,
         parent.output if parent else None,
+        budget=budget,
+        parent_covers_through=selection.parent_covers_through,
     )
     output, report, reason = _generate_and_gate(generator, request, items)
+    if output is not None and budget is not None:
+        # counted on what a reader sees; an output over budget is published whole
+        tokens = default_tokenizer().count(render_summary(output.statements))
+        manifest = replace(manifest, over_budget=tokens > budget)
     if report.passed:
         status = ArtifactStatus.CANDIDATE
     elif reason == GENERATION_FAILED:
@@ -164,6 +191,7 @@ def consolidate(
     generator: Generator | None = None,
     *,
     force: bool = False,
+    budget: int | None = DEFAULT_BUDGET,
 ) -> Consolidation:
     """Steps 1–8 under release mode ``auto``: switch as soon as the gate passes.
 
@@ -175,7 +203,7 @@ def consolidate(
             head = reader.head(subject)
         if head is not None and head.artifact is not None and _covers_everything(head):
             return Consolidation(head.artifact, None, up_to_date=True)
-    artifact = prepare(store, tenant, subject, generator)
+    artifact = prepare(store, tenant, subject, generator, budget=budget)
     return Consolidation(artifact, publish(store, tenant, artifact))
 
 

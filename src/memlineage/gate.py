@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .extract import text_values
-from .model import Claim, Conflict, Event, GateFailure, GateReport, Item, Output
+from .extract import event_items, text_values
+from .model import Claim, Conflict, Event, GateFailure, GateReport, Item, Output, Statement
 from .values import Canonical, canonical, format_magnitude, normalize_text, unit_identity
 
 MISSING = "missing"
@@ -25,7 +25,10 @@ CONFLICTS_MISMATCH = "conflicts_mismatch"
 UNSUPPORTED_CLAIM = "unsupported_claim"
 UNKNOWN_SOURCE = "unknown_source"
 OPEN_ITEM_DROPPED = "open_item_dropped"
-SUMMARY_UNSUPPORTED_NUMBER = "summary_unsupported_number"
+EVENT_DROPPED = "event_dropped"
+STATEMENT_MISSING = "statement_missing"
+STATEMENT_UNSUPPORTED = "statement_unsupported"
+STATEMENT_VALUE_UNSUPPORTED = "statement_value_unsupported"
 
 CODES: tuple[str, ...] = (
     MISSING,
@@ -38,8 +41,14 @@ CODES: tuple[str, ...] = (
     UNSUPPORTED_CLAIM,
     UNKNOWN_SOURCE,
     OPEN_ITEM_DROPPED,
-    SUMMARY_UNSUPPORTED_NUMBER,
+    EVENT_DROPPED,
+    STATEMENT_MISSING,
+    STATEMENT_UNSUPPORTED,
+    STATEMENT_VALUE_UNSUPPORTED,
 )
+
+#: the item kinds whose values a statement may only name when a claim carries them
+_STATEMENT_VALUE_KINDS = frozenset({"number", "money", "date", "id", "scope"})
 
 #: the claim kind that marks a statement as contested rather than asserted
 CONFLICT_KIND = "conflict"
@@ -85,7 +94,9 @@ def check(
     failures += _check_conflict_set(unresolved, output.unresolved_conflicts)
     failures += _check_claims(output.claims, events, items, unresolved)
     failures += _check_open_items(open_items, output, events)
-    failures += _check_summary(output)
+    carried = _Carried(output.claims)
+    failures += _check_statements(output, events, unresolved, carried)
+    failures += _check_coverage(items, unresolved, open_items, output, selection, carried.cited)
     return GateReport(passed=not failures, failures=tuple(failures), checked_items=len(items))
 
 
@@ -260,7 +271,7 @@ def _supported(
 
 
 # ---------------------------------------------------------------------------
-# open items, cold ids, summary
+# open items, cold ids
 
 
 def _check_open_items(
@@ -285,18 +296,175 @@ def _check_open_items(
     return failures
 
 
-def _check_summary(output: Output) -> list[GateFailure]:
-    found = text_values(output.summary)
-    if not found:
-        return []
-    carried = carried_values(output.claims, deep=False)
-    if any(canonical(v, u) not in carried for v, u, _ in found):
-        carried = carried_values(output.claims)  # only then read numbers inside claim texts
+# ---------------------------------------------------------------------------
+# statements: lineage, contested marks, values
+
+
+def _check_statements(
+    output: Output, events: dict[str, Event], unresolved: Sequence[Conflict], carried: _Carried
+) -> list[GateFailure]:
+    sides: dict[str, set[str]] = {}
+    for conflict in unresolved:
+        sides.setdefault(conflict.a, set()).add(conflict.id)
+        sides.setdefault(conflict.b, set()).add(conflict.id)
+    claim_keys = carried.keys
+    failures: list[GateFailure] = []
+    for index, statement in enumerate(output.statements):
+        name = f"statements[{index}]"
+        failures += _check_statement_lineage(name, statement, events, claim_keys)
+        failures += _check_statement_contested(name, statement, sides)
+        failures += _check_statement_values(name, statement, carried, events)
+    return failures
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _check_statement_lineage(
+    name: str, statement: Statement, events: dict[str, Event], claim_keys: set[str]
+) -> list[GateFailure]:
+    failures = []
+    if not statement.derived_from:
+        failures.append(
+            GateFailure(STATEMENT_UNSUPPORTED, name, f"{_quote(statement.text)} cites no event")
+        )
+    for source in statement.derived_from:
+        if source not in events:
+            detail = f"{_quote(statement.text)} cites {source}, outside the selection"
+            failures.append(GateFailure(STATEMENT_UNSUPPORTED, name, detail))
+    for key in statement.claims:
+        if key not in claim_keys:
+            detail = f"{_quote(statement.text)} states claim {key}, which the output lacks"
+            failures.append(GateFailure(STATEMENT_UNSUPPORTED, name, detail))
+    return failures
+
+
+def _check_statement_contested(
+    name: str, statement: Statement, sides: dict[str, set[str]]
+) -> list[GateFailure]:
+    """A statement citing a side of an unresolved conflict carries that conflict's id."""
+    conflicts: set[str] = set()
+    for source in statement.derived_from:
+        conflicts |= sides.get(source, set())
+    if conflicts and statement.contested not in conflicts:
+        detail = (
+            f"{_quote(statement.text)} cites a side of unresolved conflict"
+            f" {', '.join(sorted(conflicts))} but is marked contested={statement.contested!r}"
+        )
+        return [GateFailure(CONFLICT_ASSERTED, name, detail)]
+    if statement.contested is not None and statement.contested not in conflicts:
+        detail = (
+            f"{_quote(statement.text)} is marked contested by {statement.contested},"
+            " which is no unresolved conflict of its sources"
+        )
+        return [GateFailure(STATEMENT_UNSUPPORTED, name, detail)]
+    return []
+
+
+class _Carried:
+    """Per event id, the values carried by the claims deriving from it.
+
+    The numbers inside claims' string values ('under 200 ms') are read only
+    for an event a statement needs them from, so each claim is read at most twice.
+    """
+
+    def __init__(self, claims: Sequence[Claim]) -> None:
+        self.claims: dict[str, list[Claim]] = {}
+        self.shallow: dict[str, set[Canonical]] = {}
+        self.deep: dict[str, set[Canonical]] = {}
+        self.keys: set[str] = set()
+        self.cited: set[str] = set()  # every event a claim derives from
+        for claim in claims:
+            self.keys.add(claim.key)
+            self.cited.update(claim.derived_from)
+            values = _claim_carries(claim, deep=False)
+            for source in claim.derived_from:
+                self.claims.setdefault(source, []).append(claim)
+                self.shallow.setdefault(source, set()).update(values)
+
+    def carries(self, source: str, canon: Canonical) -> bool:
+        if canon in self.shallow.get(source, ()):
+            return True
+        if source not in self.deep:
+            self.deep[source] = set()
+            for claim in self.claims.get(source, ()):
+                self.deep[source].update(_claim_carries(claim))
+        return canon in self.deep[source]
+
+
+def _check_statement_values(
+    name: str, statement: Statement, carried: _Carried, events: dict[str, Event]
+) -> list[GateFailure]:
+    """Every number, amount, date, id or scope of the text is carried by a claim of its sources."""
+    anchor = next((events[s] for s in statement.derived_from if s in events), None)
+    failures = []
+    for canon, surface in statement_values(statement.text, anchor):
+        if not any(carried.carries(source, canon) for source in statement.derived_from):
+            detail = (
+                f"{surface!r} in {_quote(statement.text)}: no claim derived from"
+                f" {', '.join(statement.derived_from) or 'its sources'} carries it"
+            )
+            failures.append(GateFailure(STATEMENT_VALUE_UNSUPPORTED, name, detail))
+    return failures
+
+
+def statement_values(text: str, source: Event | None = None) -> list[tuple[Canonical, str]]:
+    """(canonical value, shown value) of each number, amount, date, id and scope a text names.
+
+    The text is read as the extractor reads its source: relative dates resolve
+    against the ``at`` of the statement's first cited event (none: not read).
+    """
+    at = source.at if source else None
+    recorded = source.recorded_at if source else ""
+    probe = Event(id="statement", subject="statement", text=text, at=at, recorded_at=recorded)
     return [
-        GateFailure(SUMMARY_UNSUPPORTED_NUMBER, surface, "no claim carries this value")
-        for value, unit, surface in found
-        if canonical(value, unit) not in carried
+        (canonical(item.value, item.unit), f"{item.value} {item.unit or ''}".strip())
+        for item in event_items(probe)
+        if item.kind in _STATEMENT_VALUE_KINDS
     ]
+
+
+# ---------------------------------------------------------------------------
+# coverage: nothing vanishes silently
+
+
+def _check_coverage(
+    items: Sequence[Item],
+    unresolved: Sequence[Conflict],
+    open_items: Sequence[str],
+    output: Output,
+    selection: Sequence[Event],
+    claimed: set[str],
+) -> list[GateFailure]:
+    """Every selected event is cited or cold; events that must be shown are stated and hot."""
+    stated: set[str] = set()
+    for statement in output.statements:
+        stated.update(statement.derived_from)
+    cited = stated | claimed
+    cold = set(output.cold)
+    must_state = {item.source for item in items if item.kind != CONFLICT_KIND}
+    must_state.update(open_items)
+    for conflict in unresolved:
+        must_state.update((conflict.a, conflict.b))
+    failures = []
+    for event in selection:
+        if event.id not in cited and event.id not in cold:
+            failures.append(
+                GateFailure(EVENT_DROPPED, event.id, "cited by no claim or statement, not in cold")
+            )
+        if event.id not in must_state or not event.text.strip():
+            continue  # an event with no text has no clause to state; its claims show it
+        if event.id not in stated:
+            failures.append(
+                GateFailure(STATEMENT_MISSING, event.id, "must be shown but no statement cites it")
+            )
+        elif event.id in cold:
+            failures.append(
+                GateFailure(STATEMENT_MISSING, event.id, "must be shown but is moved to cold")
+            )
+    return failures
 
 
 def carried_values(claims: Sequence[Claim], *, deep: bool = True) -> set[Canonical]:
@@ -306,15 +474,20 @@ def carried_values(claims: Sequence[Claim], *, deep: bool = True) -> set[Canonic
     """
     carried: set[Canonical] = set()
     for claim in claims:
-        carried.add(canonical(claim.value, claim.unit))
-        value = claim.value
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            carried.add(("number", format_magnitude(float(value))))
-        elif isinstance(value, str):
-            if deep:
-                for part, unit, _ in text_values(value):
-                    carried.add(canonical(part, unit))
-            carried.update(_date_parts(value))
+        carried.update(_claim_carries(claim, deep=deep))
+    return carried
+
+
+def _claim_carries(claim: Claim, *, deep: bool = True) -> set[Canonical]:
+    carried = {canonical(claim.value, claim.unit)}
+    value = claim.value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        carried.add(("number", format_magnitude(float(value))))
+    elif isinstance(value, str):
+        if deep:
+            for part, unit, _ in text_values(value):
+                carried.add(canonical(part, unit))
+        carried.update(_date_parts(value))
     return carried
 
 

@@ -387,14 +387,13 @@ class Output:
     """A parsed generator output (step 5).
 
     ``statements`` are the summary as sentences with lineage; ``cold`` lists
-    the selected events left to cold retrieval. (``summary`` is the legacy
-    free text that the statements issue replaces by a rendering of statements.)
+    the selected events left to cold retrieval. There is no free-text summary:
+    a reader sees :func:`memlineage.render.render_summary` of the statements.
     """
 
     claims: tuple[Claim, ...]
     open_items: tuple[str, ...]
     unresolved_conflicts: tuple[str, ...]
-    summary: str
     cold: tuple[str, ...] = ()
     statements: tuple[Statement, ...] = ()
 
@@ -403,7 +402,6 @@ class Output:
             "claims": [c.to_json() for c in self.claims],
             "openItems": list(self.open_items),
             "unresolvedConflicts": list(self.unresolved_conflicts),
-            "summary": self.summary,
             "cold": list(self.cold),
             "statements": [s.to_json() for s in self.statements],
         }
@@ -415,7 +413,6 @@ class Output:
             claims=tuple(Claim.from_json(c) for c in data["claims"]),
             open_items=tuple(data["openItems"]),
             unresolved_conflicts=tuple(data["unresolvedConflicts"]),
-            summary=data["summary"],
             cold=tuple(data["cold"]),
             statements=tuple(Statement.from_json(s) for s in data.get("statements", ())),
         )

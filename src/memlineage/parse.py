@@ -1,9 +1,12 @@
 """Step 5: the strict output parser.
 
 It accepts exactly the shape :meth:`memlineage.model.Output.to_json` emits:
-an object with ``claims``, ``openItems``, ``unresolvedConflicts``,
-``summary`` and ``cold``, each claim an object with ``key``, ``value``,
-``unit``, ``polarity``, ``kind``, ``derivedFrom`` and ``text``. Anything
+an object with ``claims``, ``openItems``, ``unresolvedConflicts``, ``cold``
+and ``statements``; each claim an object with ``key``, ``value``, ``unit``,
+``polarity``, ``kind``, ``derivedFrom`` and ``text``; each statement an object
+with ``text``, ``derivedFrom``, ``claims``, ``at``, ``project``,
+``contested`` and ``kind`` (null or an event kind). There is no ``summary``
+field: the summary a reader sees is rendered from the statements. Anything
 else, a missing field, an unknown field, a mistyped one, is an
 :class:`OutputRejected` with a stable code and the path of the field; no
 other exception leaves :func:`parse_output`, whatever the input.
@@ -17,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .errors import MemlineageError
-from .model import Claim, FactValue, Output
+from .model import EVENT_KINDS, Claim, FactValue, Output, Statement
 
 #: the rejection codes, stable across versions
 CODES: tuple[str, ...] = (
@@ -34,7 +37,6 @@ OUTPUT_FIELDS: tuple[str, ...] = (
     "claims",
     "openItems",
     "unresolvedConflicts",
-    "summary",
     "cold",
     "statements",
 )
@@ -46,6 +48,15 @@ CLAIM_FIELDS: tuple[str, ...] = (
     "kind",
     "derivedFrom",
     "text",
+)
+STATEMENT_FIELDS: tuple[str, ...] = (
+    "text",
+    "derivedFrom",
+    "claims",
+    "at",
+    "project",
+    "contested",
+    "kind",
 )
 
 
@@ -76,12 +87,14 @@ def _parse(raw: object) -> Output:
     obj = _exact_object(doc, OUTPUT_FIELDS, "")
     claims_raw = _list(obj["claims"], "claims")
     claims = tuple(_claim(c, f"claims[{i}]") for i, c in enumerate(claims_raw))
+    statements_raw = _list(obj["statements"], "statements")
+    statements = tuple(_statement(s, f"statements[{i}]") for i, s in enumerate(statements_raw))
     return Output(
         claims=claims,
         open_items=_str_list(obj["openItems"], "openItems"),
         unresolved_conflicts=_str_list(obj["unresolvedConflicts"], "unresolvedConflicts"),
-        summary=_str(obj["summary"], "summary"),
         cold=_str_list(obj["cold"], "cold"),
+        statements=statements,
     )
 
 
@@ -128,6 +141,27 @@ def _claim(value: object, path: str) -> Claim:
         kind=_nonempty_str(obj["kind"], _join(path, "kind")),
         derived_from=_str_list(obj["derivedFrom"], _join(path, "derivedFrom")),
         text=_str(obj["text"], _join(path, "text")),
+    )
+
+
+def _statement(value: object, path: str) -> Statement:
+    obj = _exact_object(value, STATEMENT_FIELDS, path)
+    contested = _optional_str(obj["contested"], _join(path, "contested"))
+    if contested is not None and not contested.strip():
+        raise OutputRejected("empty_value", _join(path, "contested"), "null or a conflict id")
+    kind = _optional_str(obj["kind"], _join(path, "kind"))
+    if kind is not None and kind not in EVENT_KINDS:
+        raise OutputRejected(
+            "wrong_type", _join(path, "kind"), f"expected null or one of {', '.join(EVENT_KINDS)}"
+        )
+    return Statement(
+        text=_nonempty_str(obj["text"], _join(path, "text")),
+        derived_from=_str_list(obj["derivedFrom"], _join(path, "derivedFrom")),
+        claims=_str_list(obj["claims"], _join(path, "claims")),
+        at=_optional_str(obj["at"], _join(path, "at")),
+        project=_optional_str(obj["project"], _join(path, "project")),
+        contested=contested,
+        kind=kind,
     )
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .model import ArtifactStatus, Claim, Conflict, Event
+from .model import ArtifactStatus, Claim, Conflict, Event, Statement
+from .render import render_summary
 from .select import TrustPolicy, source_state
 from .store.protocol import Head, Reader
 
@@ -26,9 +27,11 @@ class Recall:
     claims: tuple[Claim, ...] = ()
     open_items: tuple[str, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
-    summary: str | None = None
+    summary: str | None = None  # rendered from ``statements`` (render.render_summary)
     tail: tuple[Event, ...] = ()
     events: tuple[Event, ...] = ()
+    statements: tuple[Statement, ...] = ()
+    cold: tuple[str, ...] = ()  # event ids the summary left to cold retrieval
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -41,6 +44,8 @@ class Recall:
             "open_items": list(self.open_items),
             "conflicts": [c.to_json() for c in self.conflicts],
             "summary": self.summary,
+            "statements": [s.to_json() for s in self.statements],
+            "cold": list(self.cold),
             "tail": [e.to_json() for e in self.tail],
             "events": [e.to_json() for e in self.events],
         }
@@ -85,8 +90,10 @@ def recall(reader: Reader, subject: str, policy: TrustPolicy) -> Recall:
             claims=output.claims,
             open_items=output.open_items,
             conflicts=tuple(by_id[c] for c in output.unresolved_conflicts if c in by_id),
-            summary=output.summary,
+            summary=render_summary(output.statements),
             tail=tuple(e for e in tail if state.is_valid(e)),
+            statements=output.statements,
+            cold=output.cold,
         )
     events = reader.events(subject)
     state = source_state(events, ops, policy)

@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 
 from .model import Conflict, Event, Operation, OpKind
 
-SELECTOR_VERSION = "v1"
+#: v2: incremental. With a fresh published parent, the generator is given the
+#: parent's statements and claims plus the events after its coverage; the
+#: selection itself (every valid event up to H) and so the must-preserve set,
+#: the conflict set and the gate's checks are those of a full rebuild.
+SELECTOR_VERSION = "v2"
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,13 @@ class Selection:
     conflicts: tuple[Conflict, ...]
     high_water: int
     selector_version: str = SELECTOR_VERSION
+    # The coverage of the fresh parent whose output is reused (0: none, a full build).
+    parent_covers_through: int = 0
+
+    @property
+    def new_events(self) -> tuple[Event, ...]:
+        """The selected events after the parent's coverage: what an incremental run reads."""
+        return tuple(e for e in self.events if e.seq > self.parent_covers_through)
 
 
 def select(
@@ -106,11 +117,15 @@ def select(
     ops: Sequence[Operation],
     high_water: int,
     policy: TrustPolicy = DEFAULT_POLICY,
+    parent_covers_through: int = 0,
 ) -> Selection:
-    """Valid events up to ``high_water`` in seq order, with their unresolved conflicts."""
+    """Valid events up to ``high_water`` in seq order, with their unresolved conflicts.
+
+    ``parent_covers_through`` is the coverage of a fresh parent, when there is one.
+    """
     candidates = [e for e in events if e.seq <= high_water]
     state = source_state(candidates, ops, policy)
     chosen = tuple(sorted((e for e in candidates if state.is_valid(e)), key=lambda e: e.seq))
     ids = {e.id for e in chosen}
     conflicts = tuple(c for c in state.unresolved if c.a in ids and c.b in ids)
-    return Selection(chosen, conflicts, high_water)
+    return Selection(chosen, conflicts, high_water, parent_covers_through=parent_covers_through)

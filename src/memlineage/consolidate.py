@@ -29,7 +29,7 @@ from .model import (
 )
 from .recall import why_not_summary
 from .render import render_summary
-from .select import select
+from .select import Selection, select
 from .store.protocol import Head, Store
 from .tokens import default_tokenizer
 
@@ -90,17 +90,28 @@ def new_artifact_id(subject: str, covers_through: int) -> str:
 DEFAULT_BUDGET = 2000
 
 
-def prepare(
+@dataclass(frozen=True)
+class Built:
+    """Steps 1–6 of one consolidation, nothing written: what ``prepare`` stores."""
+
+    artifact: Artifact
+    selection: Selection
+    items: tuple[Item, ...]
+
+
+def build(
     store: Store,
     tenant: str,
     subject: str,
     generator: Generator | None = None,
     *,
     budget: int | None = DEFAULT_BUDGET,
-) -> Artifact:
-    """Steps 1–7: snapshot, select, extract, generate, parse, gate, write.
+    incremental: bool = True,
+) -> Built:
+    """Steps 1–6: snapshot, select, extract, generate, parse, gate. Writes nothing.
 
-    ``budget`` is the token budget of the rendered summary (None: no budget).
+    ``incremental=False`` rebuilds from the raw layer alone, never reading a parent
+    (what evaluation does).
     """
     generator = generator or DeterministicGenerator()
     with store.reader(tenant) as reader:
@@ -112,7 +123,7 @@ def prepare(
     # Only a fresh published summary built under the same budget is handed to the
     # generator (selector v2, incremental); a stale one is not read, and another
     # budget means another choice of what is cold: a full rebuild.
-    parent = head.artifact if why_not_summary(head) is None else None
+    parent = head.artifact if incremental and why_not_summary(head) is None else None
     if parent is not None and parent.manifest.budget != budget:
         parent = None
     parent_coverage = head.alias.covers_through if parent else 0
@@ -156,6 +167,22 @@ def prepare(
     else:
         status = ArtifactStatus.REJECTED
     artifact = Artifact(manifest.artifact_id, subject, status, manifest, output, report, reason)
+    return Built(artifact, selection, tuple(items))
+
+
+def prepare(
+    store: Store,
+    tenant: str,
+    subject: str,
+    generator: Generator | None = None,
+    *,
+    budget: int | None = DEFAULT_BUDGET,
+) -> Artifact:
+    """Steps 1–7: ``build``, then write the artifact (a candidate, or why it is not one).
+
+    ``budget`` is the token budget of the rendered summary (None: no budget).
+    """
+    artifact = build(store, tenant, subject, generator, budget=budget).artifact
     store.write_artifact(tenant, artifact)
     return artifact
 

@@ -18,13 +18,23 @@ No average hides a blocking failure: the report names every subject and item.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import extract
-from .model import Conflict, Event, FactValue, Output
+from .consolidate import DEFAULT_BUDGET, build
+from .errors import BadInput, NotFound
+from .generators.base import Generator
+from .ingest import utc_now
+from .model import ArtifactStatus, Conflict, Event, FactValue, Output
+from .recall import why_not_summary
 from .render import render_summary
+from .select import source_state
+from .store.protocol import Store
 from .tokens import Tokenizer, default_tokenizer
 from .values import Canonical, canonical
 
@@ -94,6 +104,7 @@ class SubjectResult:
     evidence_cited: int = 0
     findings: list[Finding] = field(default_factory=list)
     rebuilt: bool = True
+    gate_passed: bool = True
     error: str | None = None
 
     def metrics(self) -> dict[str, float | None]:
@@ -124,6 +135,7 @@ class SubjectResult:
                 "evidence": self.evidence,
                 "evidence_cited": self.evidence_cited,
             },
+            "gate_passed": self.gate_passed,
             "error": self.error,
             "findings": [f.to_json() for f in self.findings],
         }
@@ -172,7 +184,7 @@ def _score_gold(result: SubjectResult, output: Output, gold: Sequence[GoldFact])
     for fact in gold:
         result.gold += 1
         found = carried.get((fact.event, canonical(fact.value, fact.unit)), set())
-        same_key = {p for k, p in found if fact.key is None or k == fact.key}
+        same_key = {p for k, p in found if _same_key(k, fact.key)}
         if fact.polarity in same_key:
             result.gold_carried += 1
         elif same_key:
@@ -194,6 +206,12 @@ def _score_gold(result: SubjectResult, output: Output, gold: Sequence[GoldFact])
                     f"no claim carries {fact.value!r}" + (f" ({fact.key})" if fact.key else ""),
                 )
             )
+
+
+def _same_key(claim_key: str, gold_key: str | None) -> bool:
+    """A gold key matches a claim key exactly or as its last segments (claims scope their
+    keys by project, e.g. ``global/fact/budget`` carries the gold key ``budget``)."""
+    return gold_key is None or claim_key == gold_key or claim_key.endswith("/" + gold_key)
 
 
 def _supported_values(events: Iterable[Event]) -> set[Canonical]:
@@ -341,3 +359,155 @@ class EvalReport:
             "config": self.config,
             "timings": self.timings,
         }
+
+
+# ---------------------------------------------------------------------------
+# the run: rebuild without switching, check the live store, store the run
+
+
+def parse_gold(lines: Sequence[str]) -> list[GoldFact]:
+    """A gold file: JSONL of ``{event, key?, value, unit?, polarity?}``; BadInput names the line."""
+    facts: list[GoldFact] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise BadInput(f"not valid JSON: {exc}", line=number) from exc
+        if not isinstance(row, dict):
+            raise BadInput("a gold fact must be a JSON object", line=number)
+        unknown = set(row) - {"event", "key", "value", "unit", "polarity"}
+        if unknown:
+            raise BadInput("unknown field", line=number, field=sorted(unknown)[0])
+        event, value = row.get("event"), row.get("value")
+        if not isinstance(event, str) or not event:
+            raise BadInput("must be an event id", line=number, field="event")
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise BadInput("must be a string or a number", line=number, field="value")
+        for name in ("key", "unit"):
+            if row.get(name) is not None and not isinstance(row[name], str):
+                raise BadInput("must be a string", line=number, field=name)
+        polarity = row.get("polarity", True)
+        if not isinstance(polarity, bool):
+            raise BadInput("must be true or false", line=number, field="polarity")
+        facts.append(GoldFact(event, value, row.get("unit"), polarity, row.get("key"), "gold file"))
+    return facts
+
+
+def visible_stale(store: Store, tenant: str, subjects: Iterable[str]) -> list[Finding]:
+    """Subjects whose recall would serve a summary that is not fresh and valid right now."""
+    found: list[Finding] = []
+    with store.reader(tenant) as reader:
+        for subject in subjects:
+            head = reader.head(subject)
+            if head is None or why_not_summary(head) is not None or head.artifact is None:
+                continue  # recall goes raw: nothing derived is visible
+            artifact = head.artifact
+            inputs = artifact.manifest.input_ids
+            events = reader.events_by_id(subject, inputs)
+            state = source_state(events, reader.operations(subject), store.policy)
+            invalid = [i for i in inputs if i in state.invalid or i not in {e.id for e in events}]
+            if artifact.status is not ArtifactStatus.PUBLISHED or invalid:
+                found.append(
+                    Finding(
+                        subject,
+                        "stale_visible",
+                        artifact.id,
+                        f"recall serves it with status {artifact.status}"
+                        + (f" and invalid inputs {invalid}" if invalid else ""),
+                    )
+                )
+    return found
+
+
+def run_eval(
+    store: Store,
+    tenant: str,
+    subjects: Sequence[str] | None = None,
+    *,
+    sample: int | None = None,
+    gold: Sequence[GoldFact] = (),
+    evidence: Mapping[str, Sequence[str]] | None = None,
+    generator: Generator | None = None,
+    budget: int | None = DEFAULT_BUDGET,
+    progress: Callable[[str], None] | None = None,
+    save: bool = True,
+) -> EvalReport:
+    """Rebuild summaries of ``subjects`` (all, or ``sample`` of them) from the raw layer.
+
+    Never writes an artifact or moves an alias. ``evidence`` maps a subject to
+    event ids its output must cite (hot or cold). The run is stored unless
+    ``save`` is false.
+    """
+    started, clock = utc_now(), time.perf_counter()
+    with store.reader(tenant) as reader:
+        every = reader.subjects()
+    chosen = list(subjects) if subjects else every
+    unknown = sorted(set(chosen) - set(every))
+    if unknown:
+        raise NotFound(f"no subject {unknown[0]!r} in tenant {tenant!r}", field="subject")
+    if sample is not None and sample < len(chosen):
+        chosen = sorted(chosen)[:: max(1, len(chosen) // sample)][:sample]
+    gold_by_subject = _gold_by_subject(store, tenant, gold)
+    results: list[SubjectResult] = []
+    rebuild_seconds = 0.0
+    for subject in chosen:
+        if progress:
+            progress(subject)
+        start = time.perf_counter()
+        built = build(store, tenant, subject, generator, budget=budget, incremental=False)
+        rebuild_seconds += time.perf_counter() - start
+        events = built.selection.events
+        owed = [*gold_from_facts(events), *gold_by_subject.get(subject, [])]
+        result = score_subject(
+            subject,
+            events,
+            built.selection.conflicts,
+            built.artifact.output,  # scored even when the gate refused it: a regression shows
+            owed,
+            (evidence or {}).get(subject, ()),
+        )
+        result.gate_passed = built.artifact.gate.passed
+        if not result.rebuilt:
+            result.error = built.artifact.reason or "rebuild failed"
+            result.findings.append(Finding(subject, "rebuild", built.artifact.id, result.error))
+        results.append(result)
+    report = EvalReport(
+        results,
+        visible_stale(store, tenant, every),
+        config={
+            "tenant": tenant,
+            "subjects": len(chosen),
+            "generator": (generator.name if generator else "deterministic"),
+            "budget": budget,
+            "gold_facts": len(gold),
+        },
+    )
+    report.timings = {
+        "seconds": time.perf_counter() - clock,
+        "rebuild_seconds": rebuild_seconds,
+        "per_subject_ms": 1000 * rebuild_seconds / len(chosen) if chosen else 0.0,
+    }
+    if save:
+        report.run_id = f"eval-{started}-{uuid.uuid4().hex[:6]}"
+        store.insert_eval_run(
+            tenant, report.run_id, started, utc_now(), report.passed, report.to_json()
+        )
+    return report
+
+
+def _gold_by_subject(
+    store: Store, tenant: str, gold: Sequence[GoldFact]
+) -> dict[str, list[GoldFact]]:
+    """Each gold fact under the subject of its event; a fact naming no event is bad input."""
+    by_subject: dict[str, list[GoldFact]] = {}
+    if not gold:
+        return by_subject
+    with store.reader(tenant) as reader:
+        subjects = reader.subjects_of_events([g.event for g in gold])
+    for fact in gold:
+        if fact.event not in subjects:
+            raise NotFound(f"gold fact names no event {fact.event!r}", field="event")
+        by_subject.setdefault(subjects[fact.event], []).append(fact)
+    return by_subject

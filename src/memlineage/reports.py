@@ -68,10 +68,10 @@ def _chart(name: str, runs: Sequence[Mapping[str, Any]]) -> str:
     span = (top - bottom) or 1.0
 
     def x(i: int) -> float:
-        return PAD + (WIDTH - 2 * PAD) * (i / max(1, len(runs) - 1))
+        return float(PAD + (WIDTH - 2 * PAD) * (i / max(1, len(runs) - 1)))
 
     def y(v: float) -> float:
-        return HEIGHT - PAD - (HEIGHT - 2 * PAD) * ((v - bottom) / span)
+        return float(HEIGHT - PAD - (HEIGHT - 2 * PAD) * ((v - bottom) / span))
 
     points = [(x(i), y(v), v, runs[i]) for i, v in enumerate(values) if v is not None]
     path = " ".join(f"{px:.1f},{py:.1f}" for px, py, _, _ in points)

@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Any
 
 from . import consolidate as consolidation
-from . import evaluate, keys
+from . import evaluate, keys, release
 from .errors import BadInput, NotFound
 from .generators.base import Generator
 from .ingest import parse_event
@@ -82,7 +82,11 @@ class Memory:
         force: bool = False,
         budget: int | None = None,
     ) -> consolidation.Consolidation:
-        """One consolidation; switches the alias when the gate passes (release mode auto).
+        """One consolidation; under release mode ``auto`` it switches the alias when the
+        gate passes, under ``shadow`` the candidate waits for review.
+
+        Without a ``generator``, the tenant's active configuration chooses one
+        (the built-in generator when none was rolled out).
 
         ``budget`` is the token budget of the rendered summary for this call
         (default: the tenant's ``default_budget``). Over it, low-salience
@@ -92,8 +96,18 @@ class Memory:
         if budget is not None and budget < 1:
             raise BadInput("must be a positive number of tokens", field="budget")
         chosen = self.default_budget if budget is None else budget
+        version = None
+        if generator is None:
+            active = release.active_config(self.store, self.tenant)
+            generator, version = release.generator_for(active.config), active.version
         return consolidation.consolidate(
-            self.store, self.tenant, subject, generator, force=force, budget=chosen
+            self.store,
+            self.tenant,
+            subject,
+            generator,
+            force=force,
+            budget=chosen,
+            config_version=version,
         )
 
     def recall(self, subject: str) -> Recall:
@@ -140,6 +154,47 @@ class Memory:
     def has_subject(self, subject: str) -> bool:
         with self.store.reader(self.tenant) as reader:
             return reader.head(subject) is not None
+
+    # -- release --
+
+    def release_mode(self, mode: str | None = None) -> str:
+        """The tenant's release mode; with ``mode`` (auto or shadow), set it first."""
+        if mode is not None:
+            release.set_mode(self.store, self.tenant, mode)
+        return self.store.release_state(self.tenant)[0]
+
+    def rollout(self, config: Mapping[str, Any]) -> int:
+        """Add a generator configuration version and make it active; returns the version."""
+        return release.rollout(self.store, self.tenant, config)
+
+    def configs(self) -> list[tuple[int, dict[str, Any], str]]:
+        """Every generator configuration version: (version, configuration, created_at)."""
+        return self.store.generator_configs(self.tenant)
+
+    def reviews(self, state: str | None = "pending") -> list[dict[str, Any]]:
+        """The shadow review queue (``state=None``: every decision too)."""
+        return self.store.reviews(self.tenant, state)
+
+    def review(self, artifact_id: str) -> dict[str, Any]:
+        """A candidate beside the published summary, with its must-preserve set and gate report."""
+        candidate = self.artifact(artifact_id)
+        return release.review_sheet(self.store, self.tenant, candidate)
+
+    def approve(
+        self, artifact_id: str, reviewer: str, reason: str | None = None
+    ) -> release.Decision:
+        """Approve a candidate in review: it switches through the CAS, or is refused."""
+        return release.approve(self.store, self.tenant, artifact_id, reviewer, reason)
+
+    def reject(
+        self, artifact_id: str, reviewer: str, reason: str | None = None
+    ) -> release.Decision:
+        """Reject a candidate in review; it is kept as rejected, with the reviewer and reason."""
+        return release.reject(self.store, self.tenant, artifact_id, reviewer, reason)
+
+    def release_fail(self) -> dict[str, Any]:
+        """A failed release: bypass, fall back to the previous configuration, recover forward."""
+        return release.fail(self.store, self.tenant, self.default_budget)
 
     # -- evaluation --
 

@@ -41,6 +41,7 @@ class Consolidation:
     artifact: Artifact
     switch: SwitchResult | None
     up_to_date: bool = False  # the published summary already covered everything
+    awaiting_review: bool = False  # shadow release: the candidate waits for a reviewer
 
     @property
     def switched(self) -> bool:
@@ -59,6 +60,8 @@ class Consolidation:
     def reason(self) -> str | None:
         if self.up_to_date:
             return "up to date: the published summary covers every event"
+        if self.awaiting_review:
+            return "shadow release: awaiting review"
         if self.switch is not None and self.switch.reason is not None:
             return f"{self.switch.reason}: {self.switch.detail}"
         return self.artifact.reason
@@ -107,6 +110,7 @@ def build(
     *,
     budget: int | None = DEFAULT_BUDGET,
     incremental: bool = True,
+    config_version: int | None = None,
 ) -> Built:
     """Steps 1–6: snapshot, select, extract, generate, parse, gate. Writes nothing.
 
@@ -144,6 +148,7 @@ def build(
         model_snapshot=generator.model_snapshot,
         budget=budget,
         derived_from_artifact=parent.id if parent else None,
+        config_version=config_version,
     )
     request = GenerationRequest(
         subject,
@@ -177,12 +182,15 @@ def prepare(
     generator: Generator | None = None,
     *,
     budget: int | None = DEFAULT_BUDGET,
+    config_version: int | None = None,
 ) -> Artifact:
     """Steps 1–7: ``build``, then write the artifact (a candidate, or why it is not one).
 
     ``budget`` is the token budget of the rendered summary (None: no budget).
     """
-    artifact = build(store, tenant, subject, generator, budget=budget).artifact
+    artifact = build(
+        store, tenant, subject, generator, budget=budget, config_version=config_version
+    ).artifact
     store.write_artifact(tenant, artifact)
     return artifact
 
@@ -219,18 +227,26 @@ def consolidate(
     *,
     force: bool = False,
     budget: int | None = DEFAULT_BUDGET,
+    config_version: int | None = None,
 ) -> Consolidation:
-    """Steps 1–8 under release mode ``auto``: switch as soon as the gate passes.
+    """Steps 1–8 under the tenant's release mode.
 
-    A subject whose fresh summary already covers every event is left alone
-    (``up_to_date``) unless ``force`` asks for a new artifact anyway.
+    ``auto`` switches as soon as the gate passes; ``shadow`` queues a passing
+    candidate for review instead (``awaiting_review``). A subject whose fresh
+    summary already covers every event is left alone (``up_to_date``) unless
+    ``force`` asks for a new artifact anyway.
     """
     if not force:
         with store.reader(tenant) as reader:
             head = reader.head(subject)
         if head is not None and head.artifact is not None and _covers_everything(head):
             return Consolidation(head.artifact, None, up_to_date=True)
-    artifact = prepare(store, tenant, subject, generator, budget=budget)
+    artifact = prepare(
+        store, tenant, subject, generator, budget=budget, config_version=config_version
+    )
+    if store.release_state(tenant)[0] == "shadow" and artifact.status is ArtifactStatus.CANDIDATE:
+        store.queue_review(tenant, subject, artifact.id)
+        return Consolidation(artifact, None, awaiting_review=True)
     return Consolidation(artifact, publish(store, tenant, artifact))
 
 

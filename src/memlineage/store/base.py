@@ -6,6 +6,8 @@
 - ``operations``: revoke, trust, conflict, resolve;
 - ``staleness``: descendants of an invalidated source go stale;
 - ``switch``: artifacts and the alias compare-and-swap;
+- ``release``: release mode, generator configurations, shadow reviews, bypass;
+- ``release``: release mode, generator configurations, shadow reviews, bypass;
 - ``keys``: API keys of the HTTP service (no subject data);
 - ``evals``: stored evaluation runs (no subject data).
 
@@ -18,11 +20,20 @@ from .append import AppendMixin
 from .evals import EvalRunsMixin
 from .keys import KeysMixin
 from .operations import OperationsMixin
+from .release import ReleaseMixin
 from .schema import SchemaMixin
 from .switch import SwitchMixin
 
 
-class SqlStore(SchemaMixin, AppendMixin, OperationsMixin, SwitchMixin, KeysMixin, EvalRunsMixin):
+class SqlStore(
+    SchemaMixin,
+    AppendMixin,
+    OperationsMixin,
+    SwitchMixin,
+    ReleaseMixin,
+    KeysMixin,
+    EvalRunsMixin,
+):
     """Every transaction of memlineage; a backend subclass supplies connections."""
 
 

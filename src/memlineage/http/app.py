@@ -23,6 +23,7 @@ from ..keys import tenant_of
 from ..store import open_store
 from ..store.base import SqlStore
 from .limits import BodyLimit
+from .review import review_router
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 
@@ -182,6 +183,7 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
     def subjects(memory: Mem) -> list[str]:
         return memory.subjects()
 
+    app.include_router(review_router())
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.router.add_event_handler("shutdown", store.close)
     return app

@@ -532,6 +532,10 @@ def test_statements_may_restate_their_own_claims_in_other_units() -> None:
     # 512 MB is a claim of m-2, not of m-1: a statement may not borrow it
     borrowed = _restate(output, n, replace(output.statements[n], text="The limit is 512 MB."))
     assert codes(sample.gate(borrowed)) == {"statement_value_unsupported"}
+    # nor copy another event's sentence verbatim while citing its own
+    other = "The upload limit is 512 MB and the room is at 21 °C."
+    copied = _restate(output, n, replace(output.statements[n], text=other))
+    assert codes(sample.gate(copied)) == {"statement_value_unsupported"}
 
 
 class CountingTuple(tuple):  # type: ignore[type-arg]

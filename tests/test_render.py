@@ -9,6 +9,7 @@ conflict sets of a full rebuild.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import given, settings
@@ -22,7 +23,7 @@ from memlineage.model import Conflict, Event, Output, Statement
 from memlineage.parse import parse_output
 from memlineage.render import CONTESTED_HEADER, render_lines, render_summary
 from memlineage.values import canonical
-from test_deterministic_generator import SETTINGS, batches
+from test_deterministic_generator import SETTINGS, batches, events_
 
 PROPERTIES = settings(SETTINGS, max_examples=75)
 
@@ -46,20 +47,45 @@ def test_layout_groups_by_project_then_kind_newest_first() -> None:
         "- [c-1] [hq] My office is in Seville. (2026-02-01)",
         "- [c-1] My office is in Madrid. (2026-01-10)",
         "Constraints:",
-        "- Never deploy on Fridays. (2026-01-01)",
+        "2026-01-01:",
+        "- Never deploy on Fridays.",
         "Preferences:",
-        "- I hate opera now. (2026-01-09)",
-        "- I love opera. (2025-05-01)",
+        "2026-01-09:",
+        "- I hate opera now.",
+        "2025-05-01:",
+        "- I love opera.",
         "Other:",
+        "undated:",
         "- We went hiking.",
         "[orion] Preferences:",
-        "- Use tabs. (2026-01-02)",
+        "2026-01-02:",
+        "- Use tabs.",
+    ]
+
+
+def test_one_day_line_for_the_statements_of_a_day() -> None:
+    statements = [
+        st_("I'm vegan.", "2026-01-05T09:00:00Z", kind="fact"),
+        st_("I walk about 8,000 steps a day.", "2026-01-05T09:00:00Z", kind="fact"),
+        st_("I moved to Lyon.", "2026-01-05T21:00:00Z", kind="fact"),
+        st_("I ran 5 km.", None, kind="fact"),
+    ]
+    assert render_summary(statements).splitlines() == [
+        "Facts:",
+        "2026-01-05:",
+        "- I moved to Lyon.",
+        "- I'm vegan.",
+        "- I walk about 8,000 steps a day.",
+        "undated:",
+        "- I ran 5 km.",
     ]
 
 
 def test_the_date_shown_is_the_local_day_of_at() -> None:
     late = st_("Call me tomorrow.", "2026-01-07T23:00:00-07:00", kind="task")
-    assert render_summary([late]).splitlines()[1] == "- Call me tomorrow. (2026-01-07)"
+    assert render_summary([late]).splitlines()[1] == "2026-01-07:"
+    contested = replace(late, contested="c-1")
+    assert render_summary([contested]).splitlines()[1] == "- [c-1] Call me tomorrow. (2026-01-07)"
 
 
 def test_no_statements_render_nothing() -> None:
@@ -179,3 +205,28 @@ def test_incremental_runs_of_any_size_keep_the_must_preserve_and_conflict_sets(
         parent, covered = output, upto
     assert parent is not None
     assert _must_preserve(parent) == _must_preserve(full)
+
+
+def _restricted(output: Output, own: set[str]) -> tuple[set[Any], set[str]]:
+    claims = {
+        (c.key, canonical(c.value, c.unit), c.polarity, frozenset(set(c.derived_from) & own))
+        for c in output.claims
+        if set(c.derived_from) & own
+    }
+    return claims, set(output.unresolved_conflicts)
+
+
+@PROPERTIES
+@given(batches(), events_(prefix="z", size=4), st.randoms(use_true_random=False))
+def test_unrelated_events_leave_the_must_preserve_and_conflict_sets_alone(
+    batch: tuple[tuple[Event, ...], tuple[Conflict, ...]],
+    unrelated: tuple[Event, ...],
+    random: Any,
+) -> None:
+    events, conflicts = batch
+    own = {e.id for e in events}
+    alone = generated(events, conflicts)
+    mixed = list(events + unrelated)
+    random.shuffle(mixed)
+    together = generated(tuple(mixed), conflicts)
+    assert _restricted(together, own) == _restricted(alone, own)

@@ -7,6 +7,7 @@ them verbatim, with their dates, contested where a conflict is open.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -29,6 +30,29 @@ def summary_of(memory: Memory, subject: str = "user-7", **kw: Any) -> str:
     return recalled.summary
 
 
+_DAY = re.compile(r"^(\d{4}-\d{2}-\d{2}|undated):$")
+_OWN_DATE = re.compile(r"^(?P<line>- .*) \((?P<date>\d{4}-\d{2}-\d{2})\)$")
+
+
+def dated(summary: str) -> list[tuple[str, str | None]]:
+    """Each statement line of a rendered summary with the date a reader reads for it.
+
+    A contested line carries its own ``(date)``; other lines take the day line above.
+    """
+    found: list[tuple[str, str | None]] = []
+    day: str | None = None
+    for line in summary.splitlines():
+        if match := _DAY.match(line):
+            day = None if match[1] == "undated" else match[1]
+        elif not line.startswith("- "):
+            day = None  # a group header
+        elif own := _OWN_DATE.match(line):
+            found.append((own["line"], own["date"]))
+        else:
+            found.append((line, day))
+    return found
+
+
 def line_with(summary: str, sentence: str) -> str:
     lines = [line for line in summary.splitlines() if sentence in line]
     assert len(lines) == 1, f"{sentence!r} should be on exactly one line of:\n{summary}"
@@ -43,10 +67,9 @@ def test_withdrawn_and_refused_permissions_are_said_as_they_were(memory: Memory)
         {"id": "p-2", "text": "Access to post:slack is refused.", "at": "2026-03-03T09:00:00Z"},
     )  # fmt: skip
     summary = summary_of(memory)
-    assert line_with(summary, "The bot's delete:records permission was withdrawn.").endswith(
-        "(2026-03-02)"
-    )
-    assert line_with(summary, "Access to post:slack is refused.").endswith("(2026-03-03)")
+    shown = dated(summary)
+    assert ("- The bot's delete:records permission was withdrawn.", "2026-03-02") in shown
+    assert ("- Access to post:slack is refused.", "2026-03-03") in shown
     assert "granted" not in summary.lower()
 
 
@@ -85,9 +108,9 @@ def test_a_clause_without_a_value_survives_next_to_one_with_a_value(memory: Memo
     for budget in (None, 1):  # no budget, then one nothing fits in
         kw = {} if budget is None else {"budget": budget}
         summary = summary_of(memory, **kw)
-        lines = summary.splitlines()
-        vegan = lines.index("- I'm vegan. (2026-01-05)")
-        assert lines[vegan + 1] == "- I walk about 8,000 steps a day. (2026-01-05)"
+        shown = dated(summary)
+        vegan = shown.index(("- I'm vegan.", "2026-01-05"))
+        assert shown[vegan + 1] == ("- I walk about 8,000 steps a day.", "2026-01-05")
         assert "I detest olives, and the gym is 2 km away." in summary
     # the tight run moved the weather talk to cold, never the vegan sentence
     tight = memory.artifacts("user-7")[-1]
@@ -105,10 +128,10 @@ def test_dates_are_shown_as_said_with_the_day_they_were_said(memory: Memory) -> 
         {"id": "d-3", "text": "I never agreed to a $700 fee.", "at": "2026-01-09T09:00:00Z"},
     )  # fmt: skip
     summary = summary_of(memory)
-    lines = summary.splitlines()
-    assert "- I went sailing on Sunday (2026-01-07)" in lines
-    assert "- The review is not on June 3, it's on June 4. (2026-01-08)" in lines
-    assert "- I never agreed to a $700 fee. (2026-01-09)" in lines
+    shown = dated(summary)
+    assert ("- I went sailing on Sunday", "2026-01-07") in shown
+    assert ("- The review is not on June 3, it's on June 4.", "2026-01-08") in shown
+    assert ("- I never agreed to a $700 fee.", "2026-01-09") in shown
     assert "Amounts" not in summary and "700 USD" not in summary
 
 
@@ -118,9 +141,9 @@ def test_a_change_of_mind_shows_both_with_dates_newest_first(memory: Memory) -> 
         {"id": "op-1", "text": "I love opera.", "at": "2025-05-01T09:00:00Z"},
         {"id": "op-2", "text": "I hate opera now.", "at": "2026-01-09T09:00:00Z"},
     )
-    lines = summary_of(memory).splitlines()
-    newer = lines.index("- I hate opera now. (2026-01-09)")
-    older = lines.index("- I love opera. (2025-05-01)")
+    shown = dated(summary_of(memory))
+    newer = shown.index(("- I hate opera now.", "2026-01-09"))
+    older = shown.index(("- I love opera.", "2025-05-01"))
     assert newer < older
 
 
@@ -133,7 +156,7 @@ def test_case_is_kept_small_talk_goes_cold_and_values_keep_their_clause(memory: 
          "at": "2026-01-09T09:02:00Z"},
     )  # fmt: skip
     summary = summary_of(memory)
-    assert "- I love jazz (2026-01-09)" in summary.splitlines()
+    assert ("- I love jazz", "2026-01-09") in dated(summary)
     assert "i love jazz" not in summary
     assert "Thanks" not in summary and "Hi!" not in summary
     assert "We have 3 kids, 2 dogs and a house built in 1988." in summary
@@ -183,7 +206,9 @@ def test_budget_per_call_and_tenant_default(db_url: str) -> None:
         first = memory.consolidate("user-7")
         assert first.artifact.manifest.budget == 5
         assert first.artifact.output is not None and first.artifact.output.cold == ("a",)
-        roomy = memory.consolidate("user-7", force=True, budget=1000)
+        assert memory.consolidate("user-7").up_to_date  # same budget: nothing to do
+        roomy = memory.consolidate("user-7", budget=1000)  # another budget: a new summary
+        assert roomy.switched
         assert roomy.artifact.manifest.budget == 1000
         assert roomy.artifact.output is not None and roomy.artifact.output.cold == ()
         assert roomy.artifact.manifest.over_budget is False

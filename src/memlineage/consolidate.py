@@ -90,7 +90,7 @@ def new_artifact_id(subject: str, covers_through: int) -> str:
 
 
 #: the token budget of a rendered summary when neither the call nor the tenant sets one
-DEFAULT_BUDGET = 2000
+DEFAULT_BUDGET = 500
 
 
 @dataclass(frozen=True)
@@ -233,13 +233,19 @@ def consolidate(
 
     ``auto`` switches as soon as the gate passes; ``shadow`` queues a passing
     candidate for review instead (``awaiting_review``). A subject whose fresh
-    summary already covers every event is left alone (``up_to_date``) unless
-    ``force`` asks for a new artifact anyway.
+    summary already covers every event under the same budget is left alone
+    (``up_to_date``) unless ``force`` asks for a new artifact anyway; another
+    budget builds a new one.
     """
     if not force:
         with store.reader(tenant) as reader:
             head = reader.head(subject)
-        if head is not None and head.artifact is not None and _covers_everything(head):
+        if (
+            head is not None
+            and head.artifact is not None
+            and _covers_everything(head)
+            and head.artifact.manifest.budget == budget
+        ):
             return Consolidation(head.artifact, None, up_to_date=True)
     artifact = prepare(
         store, tenant, subject, generator, budget=budget, config_version=config_version

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .extract import event_items, text_values
+from .extract import event_items, split_sentences, text_values
 from .model import Claim, Conflict, Event, GateFailure, GateReport, Item, Output, Statement
 from .values import Canonical, canonical, format_magnitude, normalize_text, unit_identity
 
@@ -94,9 +94,9 @@ def check(
     failures += _check_conflict_set(unresolved, output.unresolved_conflicts)
     failures += _check_claims(output.claims, events, items, unresolved)
     failures += _check_open_items(open_items, output, events)
-    carried = _Carried(output.claims)
+    carried = _Carried(output.claims, items)
     failures += _check_statements(output, events, unresolved, carried)
-    failures += _check_coverage(items, unresolved, open_items, output, selection, carried.cited)
+    failures += _check_coverage(carried, unresolved, open_items, output, selection)
     return GateReport(passed=not failures, failures=tuple(failures), checked_items=len(items))
 
 
@@ -370,8 +370,12 @@ class _Carried:
     for an event a statement needs them from, so each claim is read at most twice.
     """
 
-    def __init__(self, claims: Sequence[Claim]) -> None:
+    def __init__(self, claims: Sequence[Claim], items: Sequence[Item]) -> None:
         self.claims: dict[str, list[Claim]] = {}
+        # per event: the canonical values of its items a statement may name
+        self.item_values: dict[str, list[Canonical]] = {}
+        self.verified: dict[str, bool] = {}  # per event: every such value is carried
+        self.sentences: dict[str, frozenset[str]] = {}
         self.shallow: dict[str, set[Canonical]] = {}
         self.deep: dict[str, set[Canonical]] = {}
         self.keys: set[str] = set()
@@ -383,6 +387,27 @@ class _Carried:
             for source in claim.derived_from:
                 self.claims.setdefault(source, []).append(claim)
                 self.shallow.setdefault(source, set()).update(values)
+        for item in items:
+            if item.kind == CONFLICT_KIND:
+                continue
+            own = self.item_values.setdefault(item.source, [])
+            if item.kind in _STATEMENT_VALUE_KINDS:
+                own.append(canonical(item.value, item.unit))
+
+    def says_sentence(self, event: Event, text: str) -> bool:
+        """``text`` is one of the event's sentences exactly, and all its values are carried.
+
+        Then the text names no value beyond the event's own items, which the
+        claims carry: it needs no extraction of its own.
+        """
+        if event.id not in self.sentences:
+            self.sentences[event.id] = frozenset(split_sentences(event.text))
+        if text not in self.sentences[event.id]:
+            return False
+        if event.id not in self.verified:
+            values = self.item_values.get(event.id, [])
+            self.verified[event.id] = all(self.carries(event.id, v) for v in values)
+        return self.verified[event.id]
 
     def carries(self, source: str, canon: Canonical) -> bool:
         if canon in self.shallow.get(source, ()):
@@ -399,6 +424,8 @@ def _check_statement_values(
 ) -> list[GateFailure]:
     """Every number, amount, date, id or scope of the text is carried by a claim of its sources."""
     anchor = next((events[s] for s in statement.derived_from if s in events), None)
+    if anchor is not None and carried.says_sentence(anchor, statement.text):
+        return []
     failures = []
     for canon, surface in statement_values(statement.text, anchor):
         if not any(carried.carries(source, canon) for source in statement.derived_from):
@@ -431,20 +458,19 @@ def statement_values(text: str, source: Event | None = None) -> list[tuple[Canon
 
 
 def _check_coverage(
-    items: Sequence[Item],
+    carried: _Carried,
     unresolved: Sequence[Conflict],
     open_items: Sequence[str],
     output: Output,
     selection: Sequence[Event],
-    claimed: set[str],
 ) -> list[GateFailure]:
     """Every selected event is cited or cold; events that must be shown are stated and hot."""
     stated: set[str] = set()
     for statement in output.statements:
         stated.update(statement.derived_from)
-    cited = stated | claimed
+    cited = stated | carried.cited
     cold = set(output.cold)
-    must_state = {item.source for item in items if item.kind != CONFLICT_KIND}
+    must_state = set(carried.item_values)  # every event with an item (conflicts: below)
     must_state.update(open_items)
     for conflict in unresolved:
         must_state.update((conflict.a, conflict.b))

@@ -6,9 +6,11 @@ Layout (docs/concepts.md, "The rendered summary"):
   two sides of each conflict together (by conflict id), newest first, each
   line marked with the conflict id;
 - then the other statements grouped by project (global first, then projects
-  by name), then by kind, in a fixed order; newest first within a group;
-- each statement is one line: ``- `` + its text verbatim + `` (date)``, the
-  local date of its newest source as written in ``at``.
+  by name), then by kind, in a fixed order; newest first within a group,
+  under one ``YYYY-MM-DD:`` line per day (``undated:`` last);
+- each statement is one line: ``- `` + its text verbatim (a contested one
+  also `` (date)``), dated by the local date of its newest source as written
+  in ``at``.
 
 Every line is either a header or one statement; nothing else is written, so
 every sentence a reader sees traces to raw events. Same statements, same text.
@@ -44,6 +46,7 @@ KIND_LABELS: dict[str | None, str] = {
     None: "Other",
 }
 CONTESTED_HEADER = "Contested (unresolved, both sides shown):"
+UNDATED = "undated"
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,13 @@ def render_lines(statements: Sequence[Statement]) -> list[Line]:
     rank = {kind: n for n, kind in enumerate(KIND_ORDER)}
     for project, kind in sorted(groups, key=lambda g: (g[0], rank[g[1]])):
         lines.append(Line(group_header(project or None, kind)))
+        shown: str | None = ""
         for index in _newest_first(statements, groups[(project, kind)]):
-            lines.append(Line(statement_line(statements[index]), index))
+            date = shown_date(statements[index].at)
+            if date != shown:  # one date line per day of a group: a date costs tokens
+                lines.append(Line(f"{date or UNDATED}:"))
+                shown = date
+            lines.append(Line(statement_line(statements[index], dated=False), index))
     return lines
 
 
@@ -88,15 +96,18 @@ def group_header(project: str | None, kind: str | None) -> str:
     return f"{label}:" if project is None else f"[{project}] {label}:"
 
 
-def statement_line(statement: Statement) -> str:
-    """``- text (date)``; a contested line starts with its conflict id, a project line names it."""
+def statement_line(statement: Statement, *, dated: bool = True) -> str:
+    """``- text (date)``; a contested line starts with its conflict id, a project line names it.
+
+    In a kind group the date is on the day line above (``dated=False``).
+    """
     parts = ["-"]
     if statement.contested is not None:
         parts.append(f"[{statement.contested}]")
         if statement.project:
             parts.append(f"[{statement.project}]")
     parts.append(" ".join(statement.text.split()))
-    date = shown_date(statement.at)
+    date = shown_date(statement.at) if dated else None
     if date:
         parts.append(f"({date})")
     return " ".join(parts)

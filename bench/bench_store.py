@@ -1,28 +1,43 @@
-"""Append throughput and recall latency on SQLite (the embedded default).
+"""Append throughput on SQLite and PostgreSQL, and recall latency on SQLite.
 
 Baselines, measured in the same run:
-- append: a bare ``sqlite3`` ``executemany`` of the same rows into the same
-  ``events`` table, in the same batch transactions;
+- append: the bare driver writing the same rows into the same ``events``
+  table, in the same transactions: ``executemany`` (both backends) and
+  ``COPY`` (PostgreSQL). Each is measured twice: a *first import* into a
+  fresh database (PostgreSQL: a fresh schema, tables without statistics) and
+  a *warm import* into a database that holds the first import already
+  (PostgreSQL: analyzed). Two of ours: ``store.append`` of parsed events (the
+  store's own work: locks, checks, rows; the baseline is spared the same
+  parsing and hashing) and ``Memory.add`` of JSON objects (validation and
+  hashing included);
 - recall: p50/p99 of ``Memory.recall`` over 10,000 subjects and 1,000,000 events
   (``--subjects``/``--per-subject`` scale it down for a quick look).
 
-    python bench/bench_store.py [--subjects 10000 --per-subject 100]
+    python bench/bench_store.py [--subjects 10000 --per-subject 100] [--pg URL | --no-pg]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sqlite3
 import tempfile
 import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
-from common import median_seconds, percentile, report
+from common import percentile, report
 from memlineage import Memory
 from memlineage.ingest import parse_event, utc_now
+from memlineage.model import NewEvent
 from memlineage.store.rows import EVENT_COLUMNS, event_row
 
+PG_URL = os.environ.get("MEMLINEAGE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 TEXTS = [
     "Never deploy {p} on Fridays; the budget is at most {n},500 EUR.",
     "I prefer tea over coffee in the {p} stand-up.",
@@ -30,6 +45,7 @@ TEXTS = [
     "The agent may use read:billing but not write:billing for {p}.",
     "Daily run is {n} km; remind me at 07:{d:02d}.",
 ]
+INSERT = f"INSERT INTO events (tenant, {EVENT_COLUMNS}) VALUES ({', '.join('?' * 14)})"
 
 
 def make_events(subject: str, start: int, count: int) -> list[dict[str, object]]:
@@ -49,46 +65,164 @@ def make_events(subject: str, start: int, count: int) -> list[dict[str, object]]
     return out
 
 
-def bench_append(tmp: Path, total: int, batch: int, repeats: int) -> None:
-    rows = make_events("user-bench", 0, total)
-    batches = [rows[i : i + batch] for i in range(0, total, batch)]
+def import_file(start: int, total: int, subjects: int) -> list[dict[str, object]]:
+    """One import: ``total`` lines round-robin over ``subjects`` subjects, as a JSONL file."""
+    per = total // subjects
+    columns = [make_events(f"user-{s}", start, per) for s in range(subjects)]
+    return [columns[s][i] for i in range(per) for s in range(subjects)]
 
-    def ours() -> None:
-        path = tmp / f"ours-{time.monotonic_ns()}.db"
-        with Memory(str(path)) as memory:
-            for chunk in batches:
-                memory.add(chunk)
 
-    now = utc_now()
-    prepared = []  # the same rows Memory.add writes, hashed before the clock starts
-    for seq, raw in enumerate(rows, start=1):
+def bare_rows(lines: list[dict[str, object]]) -> list[tuple[Any, ...]]:
+    """The rows Memory.add writes for ``lines`` (seqs continue per subject), hashed up front."""
+    now, seqs, rows = utc_now(), dict[str, int](), []
+    for raw in lines:
         event = parse_event(raw)
-        prepared.append(event_row("default", event, seq, event.content_hash, now))
-    row_batches = [prepared[i : i + batch] for i in range(0, total, batch)]
-    insert = f"INSERT INTO events (tenant, {EVENT_COLUMNS}) VALUES ({', '.join('?' * 14)})"
+        seqs[event.subject] = seqs.get(event.subject, 0) + 1
+        rows.append(event_row("default", event, seqs[event.subject], event.content_hash, now))
+    return rows
 
-    def bare() -> None:
-        path = tmp / f"bare-{time.monotonic_ns()}.db"
-        Memory(str(path)).close()  # same schema, same indexes
-        conn = sqlite3.connect(path, isolation_level=None)
+
+class Backend:
+    name = ""
+
+    @contextmanager
+    def fresh(self) -> Iterator[str]:
+        """A URL of a new, migrated, empty database."""
+        raise NotImplementedError
+        yield ""
+
+    def bare(self, url: str, how: str, batches: list[list[tuple[Any, ...]]]) -> None:
+        raise NotImplementedError
+
+    def analyze(self, url: str) -> None:
+        """Let the warm database have statistics, as a long-running one has."""
+
+
+class SqliteBackend(Backend):
+    name = "SQLite"
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+
+    @contextmanager
+    def fresh(self) -> Iterator[str]:
+        path = self.tmp / f"{uuid.uuid4().hex}.db"
+        Memory(str(path)).close()
+        yield str(path)
+
+    def bare(self, url: str, how: str, batches: list[list[tuple[Any, ...]]]) -> None:
+        conn = sqlite3.connect(url, isolation_level=None)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-        for chunk in row_batches:
+        for chunk in batches:
             conn.execute("BEGIN IMMEDIATE")
-            conn.executemany(insert, chunk)
+            conn.executemany(INSERT, chunk)
             conn.execute("COMMIT")
         conn.close()
 
-    bare_s = median_seconds(bare, repeats)
-    ours_s = median_seconds(ours, repeats)
-    report("append: bare sqlite3 executemany", total / bare_s, "events/s")
-    report(
-        f"append: Memory.add (batches of {batch})",
-        total / ours_s,
-        "events/s",
-        "bare sqlite3 executemany",
-        bare_s / ours_s,
-    )
+
+class PostgresBackend(Backend):
+    name = "PostgreSQL"
+
+    def __init__(self, url: str):
+        import psycopg
+
+        self.psycopg = psycopg
+        self.url = url
+
+    @contextmanager
+    def fresh(self) -> Iterator[str]:
+        schema = f"bench_{uuid.uuid4().hex[:12]}"
+        with self.psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        separator = "&" if "?" in self.url else "?"
+        url = f"{self.url}{separator}options={quote(f'-csearch_path={schema}')}"
+        Memory(url).close()
+        try:
+            yield url
+        finally:
+            with self.psycopg.connect(self.url, autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+    def bare(self, url: str, how: str, batches: list[list[tuple[Any, ...]]]) -> None:
+        with self.psycopg.connect(url) as conn:
+            for chunk in batches:
+                with conn.transaction(), conn.cursor() as cur:
+                    if how == "COPY":
+                        with cur.copy(f"COPY events (tenant, {EVENT_COLUMNS}) FROM STDIN") as copy:
+                            for row in chunk:
+                                copy.write_row(row)
+                    else:
+                        cur.executemany(INSERT.replace("?", "%s"), chunk)
+
+    def analyze(self, url: str) -> None:
+        with self.psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("ANALYZE")
+
+
+def bench_append(backend: Backend, total: int, batch: int, subjects: int, repeats: int) -> None:
+    """First and warm imports: ours against the bare driver, medians of ``repeats`` runs."""
+    first_lines = import_file(0, total, subjects)
+    warm_lines = import_file(total // subjects, total, subjects)
+    first_events = [parse_event(r) for r in first_lines]
+    warm_events = [parse_event(r) for r in warm_lines]
+    bare_first = split(bare_rows(first_lines), batch)
+    bare_warm = split(bare_rows(first_lines + warm_lines)[total:], batch)  # seqs continue
+
+    def timed(phase: str, run: Callable[[str], None]) -> float:
+        def once() -> float:
+            with backend.fresh() as url:
+                if phase == "warm":
+                    with Memory(url) as memory:
+                        for chunk in split(first_events, batch):
+                            memory.store.append("default", chunk)
+                    backend.analyze(url)
+                started = time.perf_counter()
+                run(url)
+                return time.perf_counter() - started
+
+        return sorted(once() for _ in range(repeats))[repeats // 2]
+
+    def ours_append(events: list[NewEvent]) -> Callable[[str], None]:
+        def run(url: str) -> None:
+            with Memory(url) as memory:
+                for chunk in split(events, batch):
+                    memory.store.append("default", chunk)
+
+        return run
+
+    def ours_add(lines: list[dict[str, object]]) -> Callable[[str], None]:
+        def run(url: str) -> None:
+            with Memory(url) as memory:
+                for chunk in split(lines, batch):
+                    memory.add(chunk)
+
+        return run
+
+    hows = ["executemany", "COPY"] if isinstance(backend, PostgresBackend) else ["executemany"]
+    for phase, lines, events, rows in (
+        ("first", first_lines, first_events, bare_first),
+        ("warm", warm_lines, warm_events, bare_warm),
+    ):
+        label = f"{backend.name} {phase} import"
+        bare = {
+            how: timed(phase, lambda url, how=how, rows=rows: backend.bare(url, how, rows))
+            for how in hows
+        }
+        for how, seconds in bare.items():
+            report(f"{label}: bare {how}", total / seconds, "events/s")
+        for name, seconds in (
+            ("store.append", timed(phase, ours_append(events))),
+            ("Memory.add", timed(phase, ours_add(lines))),
+        ):
+            for how, base in bare.items():
+                report(
+                    f"{label}: {name}", total / seconds, "events/s", f"bare {how}", base / seconds
+                )
+
+
+def split(values: list[Any], size: int) -> list[list[Any]]:
+    return [values[i : i + size] for i in range(0, len(values), size)]
 
 
 def build_recall_store(path: Path, subjects: int, per_subject: int, consolidated: int) -> Memory:
@@ -126,12 +260,24 @@ def main() -> None:
     parser.add_argument("--per-subject", type=int, default=100)
     parser.add_argument("--consolidated", type=int, default=500)
     parser.add_argument("--append-events", type=int, default=20_000)
-    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--append-subjects", type=int, default=100)
+    parser.add_argument("--batch", type=int, default=5_000, help="lines per add (one file)")
+    parser.add_argument("--pg", default=PG_URL, help="PostgreSQL URL for the append benchmark")
+    parser.add_argument("--no-pg", action="store_true", help="skip PostgreSQL")
+    parser.add_argument("--append-only", action="store_true", help="skip the recall benchmark")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--samples", type=int, default=5_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="memlineage-bench-") as tmp:
-        bench_append(Path(tmp), args.append_events, args.batch, args.repeats)
+        backends: list[Backend] = [SqliteBackend(Path(tmp))]
+        if not args.no_pg:
+            backends.append(PostgresBackend(args.pg))
+        for backend in backends:
+            bench_append(
+                backend, args.append_events, args.batch, args.append_subjects, args.repeats
+            )
+        if args.append_only:
+            return
         memory = build_recall_store(
             Path(tmp) / "recall.db", args.subjects, args.per_subject, args.consolidated
         )

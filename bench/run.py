@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["bench_store.py", "bench_gate.py"]
+BENCHMARKS = ["bench_store.py", "bench_gate.py", "bench_queue.py"]
 
 
 def main() -> int:
@@ -30,7 +30,11 @@ def main() -> int:
                 "1000",
                 "--repeats",
                 "3",
+                "--append-events",
+                "10000",
             ]
+        if quick and name == "bench_queue.py":
+            args += ["--subjects", "50", "--queued", "10000", "--samples", "300"]
         failed |= subprocess.call(args, cwd=HERE)
     return 1 if failed else 0
 

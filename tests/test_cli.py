@@ -84,8 +84,8 @@ def test_malformed_jsonl_names_line_and_field_and_applies_nothing(
     assert "line 3" in err and "'text'" in err and err.count("\n") == 1
     code, doc = run(db_url, "add", write_jsonl(tmp_path / "broken.jsonl", [EVENTS[0], "{oops"]))
     assert code == 2 and "line 2" in capsys.readouterr().err
-    code, doc = run(db_url, "recall", "user-7")
-    assert doc["events"] == []
+    code, doc = run(db_url, "recall", "user-7")  # nothing applied: not even a database
+    assert code == 2 and "no memlineage database" in capsys.readouterr().err
 
 
 def test_unknown_ids_and_usage_errors_exit_2(
@@ -145,7 +145,8 @@ def test_values_json_or_the_contract_cannot_carry_exit_2_with_the_line(
     assert "line 2" in err and err.count("\n") == 1
     if field:
         assert field in err
-    assert run(db_url, "recall", "user-7")[1]["events"] == []
+    code, doc = run(db_url, "recall", "user-7")  # nothing applied: not even a database
+    assert code == 2 and "no memlineage database" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("position", ["before", "after"])

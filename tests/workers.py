@@ -76,3 +76,24 @@ def revoke_when_told(url: str, tenant: str, event_id: str, starting: Any, result
     with Memory(url, tenant=tenant) as memory:
         starting.set()
         results.put(("revoke", memory.revoke(event_id).changed))
+
+
+def append_batches_over_subjects(
+    url: str, tenant: str, prefix: str, subjects: list[str], rounds: int, barrier: Any, results: Any
+) -> None:
+    """Batches that each name every subject of ``subjects``, in that order."""
+    with Memory(url, tenant=tenant) as memory:
+        barrier.wait()
+        try:
+            for r in range(rounds):
+                memory.add(
+                    [
+                        {"id": f"{prefix}-{r}-{s}", "subject": s, "text": f"note {r}"}
+                        for s in subjects
+                        for _ in range(1)
+                    ]
+                )
+        except Exception as exc:  # reported, so the test names the failure
+            results.put(f"{type(exc).__name__}: {exc}")
+            return
+        results.put("ok")

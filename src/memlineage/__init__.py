@@ -21,8 +21,10 @@ from .model import (
     SwitchFailure,
     SwitchResult,
 )
+from .queue import RetryPolicy
 from .recall import Recall
 from .store import open_store
+from .store.protocol import Job
 
 __all__ = [
     "Alias",
@@ -39,6 +41,7 @@ __all__ = [
     "GateFailure",
     "GateReport",
     "Item",
+    "Job",
     "Manifest",
     "MemlineageError",
     "Memory",
@@ -46,6 +49,7 @@ __all__ = [
     "NotFound",
     "Output",
     "Recall",
+    "RetryPolicy",
     "SchemaTooNew",
     "StoreError",
     "SwitchFailure",

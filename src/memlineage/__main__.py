@@ -1,4 +1,4 @@
-"""``python -m memlineage`` runs the command line."""
+"""``python -m memlineage``: the command line (what ``memlineage`` runs)."""
 
 import sys
 

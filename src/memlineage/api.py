@@ -14,15 +14,32 @@ from types import TracebackType
 from typing import Any
 
 from . import consolidate as consolidation
-from . import evaluate, keys, release
+from . import evaluate, keys, release, worker
+from . import queue as job_queue
 from .errors import BadInput, NotFound
 from .generators.base import Generator
-from .ingest import parse_event
+from .ingest import MAX_ID_LENGTH, parse_event
 from .model import Artifact, Event, NewEvent
 from .recall import Recall, recall
 from .select import source_state
 from .store import open_store
-from .store.protocol import Appended, OpResult, Store
+from .store.append import MAX_NAME_BYTES, name_too_long
+from .store.protocol import Appended, Job, OpResult, Store
+from .worker import JobReport
+
+
+def check_tenant(tenant: str) -> None:
+    """A tenant is an identifier like an event id: not blank, at most MAX_ID_LENGTH, no NUL."""
+    if not isinstance(tenant, str) or not tenant.strip():
+        raise BadInput("must not be blank", field="tenant")
+    if len(tenant) > MAX_ID_LENGTH or tenant != tenant.strip():
+        raise BadInput(
+            f"must be at most {MAX_ID_LENGTH} characters, no outer spaces", field="tenant"
+        )
+    if "\x00" in tenant:
+        raise BadInput("must not contain NUL (U+0000)", field="tenant")
+    if name_too_long(tenant):
+        raise BadInput(f"must be at most {MAX_NAME_BYTES} bytes in UTF-8", field="tenant")
 
 
 class Memory:
@@ -35,28 +52,54 @@ class Memory:
         tenant: str = "default",
         store: Store | None = None,
         default_budget: int | None = consolidation.DEFAULT_BUDGET,
+        create: bool = True,
     ):
-        """``default_budget``: the tenant's token budget of a rendered summary (None: none)."""
-        if not tenant:
-            raise BadInput("must not be empty", field="tenant")
+        """Open the store at ``db`` (see ``open_store``) for ``tenant``.
+
+        ``default_budget``: the tenant's token budget of a rendered summary
+        (None: none). ``create=False`` refuses to create a database that does
+        not exist yet (``StoreError``), as read-only commands want for a
+        mistyped path.
+        """
+        check_tenant(tenant)
         if default_budget is not None and default_budget < 1:
             raise BadInput("must be a positive number of tokens", field="default_budget")
         self._owns_store = store is None  # a store handed in is closed by whoever opened it
-        self.store = store or open_store(db)
+        self.store = store or open_store(db, create=create)
         self.tenant = tenant
         self.default_budget = default_budget
 
     # -- raw layer --
 
-    def add(self, events: Iterable[Mapping[str, Any] | NewEvent]) -> list[Appended]:
-        """Append events (validated first: a bad one leaves the store unchanged)."""
+    def add(
+        self,
+        events: Iterable[Mapping[str, Any] | NewEvent],
+        *,
+        lines: Sequence[int] | None = None,
+    ) -> list[Appended]:
+        """Append events, all or nothing: a bad one leaves the store exactly as it was.
+
+        Every check runs before the first write, those that need the store
+        included (ids stored with other content, ``supersedes`` targets that
+        are missing or in another subject, replacement cycles). ``BadInput``
+        names the offending event as ``line``: ``lines[i]`` for ``events[i]``
+        when given (a JSONL reader passes the file's line numbers), else the
+        1-based position in ``events``.
+        """
         parsed: list[NewEvent] = []
         for index, event in enumerate(events):
             try:
                 parsed.append(event if isinstance(event, NewEvent) else parse_event(dict(event)))
             except BadInput as exc:
-                raise BadInput(exc.reason, field=f"[{index}].{exc.field or ''}") from exc
-        return self.store.append(self.tenant, parsed)
+                line = lines[index] if lines is not None else index + 1
+                # the field keeps its "[index]." prefix, as before lines were reported
+                raise BadInput(exc.reason, line=line, field=f"[{index}].{exc.field or ''}") from exc
+        try:
+            return self.store.append(self.tenant, parsed)
+        except BadInput as exc:  # the store names the 1-based position as the line
+            if lines is None or exc.line is None or not 1 <= exc.line <= len(lines):
+                raise
+            raise type(exc)(exc.reason, line=lines[exc.line - 1], field=exc.field) from exc
 
     def revoke(self, event_id: str, reason: str | None = None) -> OpResult:
         return self.store.revoke(self.tenant, event_id, reason)
@@ -111,6 +154,8 @@ class Memory:
         )
 
     def recall(self, subject: str) -> Recall:
+        if "\x00" in subject:  # no backend can hold it; PostgreSQL would refuse the query
+            raise BadInput("must not contain NUL (U+0000)", field="subject")
         with self.store.reader(self.tenant) as reader:
             return recall(reader, subject, self.store.policy)
 
@@ -242,6 +287,42 @@ class Memory:
     def revoke_key(self, key_id: str) -> bool:
         """Revoke a key of this tenant; False when it was revoked already."""
         return keys.revoke_key(self.store, self.tenant, key_id)
+
+    # -- consolidation jobs --
+
+    def queue(self, subjects: Sequence[str], *, force: bool = False) -> list[Job]:
+        """Queue a consolidation of each subject (a manual trigger; revives a dead job)."""
+        return job_queue.queue(self.store, self.tenant, subjects, force)
+
+    def schedule(self) -> list[Job]:
+        """Queue every subject whose summary misses events or is no longer fresh."""
+        return job_queue.schedule(self.store, self.tenant)
+
+    def jobs(self, state: str | None = None) -> list[Job]:
+        """The tenant's job queue: one row per subject ever queued, due first."""
+        if state is not None and state not in job_queue.JOB_STATES:
+            raise BadInput(f"must be one of {', '.join(job_queue.JOB_STATES)}", field="state")
+        return self.store.jobs(self.tenant, state)
+
+    @property
+    def tail_threshold(self) -> int:
+        """A consolidation is queued when more events than this are unconsolidated (0: off)."""
+        return self.store.tail_threshold(self.tenant)
+
+    def set_tail_threshold(self, threshold: int) -> None:
+        if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
+            raise BadInput("must be a whole number >= 0 (0 turns the trigger off)", field="tail")
+        self.store.set_tail_threshold(self.tenant, threshold)
+
+    def work(
+        self, generator: Generator | None = None, *, retry: job_queue.RetryPolicy | None = None
+    ) -> list[JobReport]:
+        """Run this tenant's due jobs here, one after the other, until none is due.
+
+        ``memlineage worker`` runs them in worker processes instead; this is for
+        scripts and tests.
+        """
+        return worker.drain(self.store, self.tenant, generator, retry)
 
     # -- lifetime --
 

@@ -212,11 +212,13 @@ def _generate_and_gate(
     return output, report, None if report.passed else "gate failed"
 
 
-def publish(store: Store, tenant: str, artifact: Artifact) -> SwitchResult | None:
+def publish(
+    store: Store, tenant: str, artifact: Artifact, *, force: bool = False
+) -> SwitchResult | None:
     """Step 8 for a candidate; a rejected artifact is never switched."""
     if artifact.status is not ArtifactStatus.CANDIDATE:
         return None
-    return store.switch(tenant, artifact.id)
+    return store.switch(tenant, artifact.id, force=force)
 
 
 def consolidate(
@@ -253,7 +255,7 @@ def consolidate(
     if store.release_state(tenant)[0] == "shadow" and artifact.status is ArtifactStatus.CANDIDATE:
         store.queue_review(tenant, subject, artifact.id)
         return Consolidation(artifact, None, awaiting_review=True)
-    return Consolidation(artifact, publish(store, tenant, artifact))
+    return Consolidation(artifact, publish(store, tenant, artifact, force=force))
 
 
 def _covers_everything(head: Head) -> bool:

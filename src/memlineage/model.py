@@ -477,6 +477,9 @@ class SwitchFailure(enum.StrEnum):
     NEW_CONFLICT = "new_conflict"
     COVERAGE_REGRESSION = "coverage_would_regress"
     NOT_A_CANDIDATE = "not_a_candidate"
+    # The alias already publishes this coverage at this epoch: a second publish would
+    # add nothing (unless forced).
+    UP_TO_DATE = "up_to_date"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ one import here.
 
 from __future__ import annotations
 
-from . import demo, derived, evaluation, raw, release, service  # noqa: F401  (each registers its commands)
+from . import demo, derived, evaluation, jobs, raw, release, service  # noqa: F401
 from .app import main, root
 
 __all__ = ["main", "root"]

@@ -18,7 +18,7 @@ from .app import Report, command, memory
 )
 def consolidate(subject: str, force: bool, budget: int | None) -> Report:
     """Run one consolidation of a subject: generate, gate, and switch when it passes."""
-    with memory() as mem:
+    with memory(create=False) as mem:  # nothing to consolidate in a database not there
         result = mem.consolidate(subject, force=force, budget=budget)
     doc = result.to_json()
     text = f"{doc['artifact_id']}: {doc['status']}, switched={doc['switched']}"
@@ -31,7 +31,7 @@ def consolidate(subject: str, force: bool, budget: int | None) -> Report:
 @click.argument("subject")
 def recall(subject: str) -> Report:
     """What an agent should know about a subject: a fresh summary plus the raw tail, or raw."""
-    with memory() as mem:
+    with memory(create=False) as mem:
         recalled = mem.recall(subject)
     if recalled.mode == "summary":
         lines = [
@@ -52,7 +52,7 @@ def recall(subject: str) -> Report:
 @click.argument("subject", required=False)
 def artifacts(subject: str | None) -> Report:
     """List summary artifacts and their status."""
-    with memory() as mem:
+    with memory(create=False) as mem:
         found = mem.artifacts(subject)
     doc = [
         {

@@ -1,4 +1,10 @@
-"""Append (I1, I2): a plain tail append advances H only; a retry is a no-op."""
+"""Append (I1, I2): a plain tail append advances H only; a retry is a no-op.
+
+A batch is all or nothing: one transaction over every subject it names. It
+takes the subjects' clock row locks first (I7), in sorted subject order so
+that two batches over the same subjects queue instead of deadlocking, then
+runs every check that needs the store, and writes only when all passed.
+"""
 
 from __future__ import annotations
 
@@ -7,65 +13,80 @@ from typing import Any
 
 from ..errors import BadInput, DuplicateEventId, NotFound
 from ..ingest import utc_now
-from ..model import NewEvent, OpKind
+from ..model import Clock, NewEvent, OpKind
 from .core import StoreCore
 from .protocol import Appended
 from .rows import EVENT_COLUMNS, event_row
-from .sql import Tx, chunks, marks
+from .sql import Tx, marks
+from .triggers import queue_after_append
+
+NUL = "\x00"
+# Tenants and subjects lead every index, and artifact ids embed the subject: at most
+# 400 UTF-8 bytes each keeps the widest index row (derivation: tenant, subject, an
+# event id of 200 four-byte characters, an artifact id) below PostgreSQL's btree
+# limit of 2704 bytes. That is 400 ASCII characters, 133 CJK, 100 emoji; ids keep
+# their own limit of 200 characters.
+MAX_NAME_BYTES = 400
+# (subject, hash, seq) of a stored event, by id
+Stored = dict[str, tuple[str, str, int]]
 
 
 class AppendMixin(StoreCore):
     def append(self, tenant: str, events: Sequence[NewEvent]) -> list[Appended]:
-        """Append events, one transaction per subject, in input order.
+        """Append a batch in one transaction: every event is stored, or none is.
 
-        Every id is checked against the store before anything is written, so a
-        conflicting duplicate in a batch leaves every subject untouched.
+        A refusal names the event's 1-based position in ``events`` as ``line``
+        (``Memory.add`` maps it to the input's line). The checks that need no
+        store run before the transaction, the others under the clock locks and
+        before the first event row is written; a refusal rolls the whole batch
+        back, the new subjects' clock rows included.
         """
-        by_subject: dict[str, list[NewEvent]] = {}
-        for event in events:
-            by_subject.setdefault(event.subject, []).append(event)
-        self._check_batch(events)
-        if len(by_subject) > 1:  # one subject: its own transaction checks before writing
-            self._check_stored(tenant, events)
-        results: dict[int, Appended] = {}
-        for subject, batch in by_subject.items():
-            try:
-                appended = self._append_subject(tenant, subject, batch)
-            except self.integrity_errors:
-                # Ids are unique per tenant, but the lock is per subject: the same id
-                # raced in from another subject. Once more under the lock, the stored
-                # event is seen and the retry is either a no-op or DuplicateEventId.
-                appended = self._append_subject(tenant, subject, batch)
-            for event, result in zip(batch, appended, strict=True):
-                results[id(event)] = result
-        return [results[id(e)] for e in events]
+        if not events:
+            return []
+        where = _Lines()
+        check_batch(events, where)
+        try:
+            return self._append_batch(tenant, events, where)
+        except self.integrity_errors:
+            # Ids are unique per tenant, but the locks are per subject: the same id
+            # raced in from another subject. Once more under the locks, the stored
+            # event is seen and the retry is either a no-op or DuplicateEventId.
+            return self._append_batch(tenant, events, where)
 
-    @staticmethod
-    def _check_batch(events: Sequence[NewEvent]) -> None:
-        seen: dict[str, str] = {}
-        for event in events:
-            if seen.setdefault(event.id, event.content_hash) != event.content_hash:
-                raise DuplicateEventId(
-                    f"event {event.id!r} appears twice in the batch with different content",
-                    field="id",
+    def _append_batch(
+        self, tenant: str, events: Sequence[NewEvent], where: _Lines
+    ) -> list[Appended]:
+        with self._write() as tx:
+            clocks = {s: self._lock_or_create_clock(tx, tenant, s) for s in _subjects(events)}
+            wanted = {e.id for e in events} | {e.supersedes for e in events if e.supersedes}
+            stored = self.stored_events(tx, tenant, list(wanted))
+            plan = _plan(tenant, events, clocks, stored, where)
+            if plan.rows:
+                tx.insert_rows("events", f"tenant, {EVENT_COLUMNS}", plan.rows)
+            moved = [
+                (h, tenant, s) for s, h in plan.high_water.items() if h != clocks[s].high_water
+            ]
+            if moved:
+                tx.executemany(
+                    "UPDATE clocks SET high_water = ? WHERE tenant = ? AND subject = ?", moved
                 )
-
-    def _check_stored(self, tenant: str, events: Sequence[NewEvent]) -> None:
-        hashes = {e.id: e.content_hash for e in events}
-        with self._read() as tx:
-            stored = self._stored_hashes(tx, tenant, list(hashes))
-        for event_id, (_subject, stored_hash, _seq) in stored.items():
-            if stored_hash != hashes[event_id]:
-                raise DuplicateEventId(
-                    f"event {event_id!r} exists with different content; ids are immutable",
-                    field="id",
+                for high_water, _tenant, subject in moved:
+                    queue_after_append(tx, self.now_sql, tenant, subject, high_water)
+            for subject, old, new in plan.replaced:
+                self._record_invalidation(
+                    tx, tenant, subject, OpKind.REPLACE, old, other=new, invalidates=old
                 )
+            return plan.out
 
-    def _stored_hashes(
-        self, tx: Tx, tenant: str, ids: Sequence[str]
-    ) -> dict[str, tuple[str, str, int]]:
-        found: dict[str, tuple[str, str, int]] = {}
-        for chunk in chunks(ids):
+    def stored_events(self, tx: Tx, tenant: str, ids: Sequence[str]) -> Stored:
+        """(subject, hash, seq) of each of ``ids`` that is stored, in one lookup.
+
+        A backend overrides this with a lookup whose plan does not depend on
+        the table's statistics (see PostgresStore).
+        """
+        found: Stored = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
             for event_id, subject, hash_, seq in tx.all(
                 "SELECT id, subject, hash, seq FROM events"
                 f" WHERE tenant = ? AND id IN ({marks(len(chunk))})",
@@ -74,66 +95,159 @@ class AppendMixin(StoreCore):
                 found[event_id] = (subject, hash_, int(seq))
         return found
 
-    def _append_subject(
-        self, tenant: str, subject: str, batch: Sequence[NewEvent]
-    ) -> list[Appended]:
-        with self._write() as tx:
-            clock = self._lock_or_create_clock(tx, tenant, subject)
-            stored = self._stored_hashes(tx, tenant, [e.id for e in batch])
-            out: list[Appended] = []
-            rows: list[tuple[Any, ...]] = []
-            replaced: list[tuple[str, str]] = []
-            seq = clock.high_water
-            now = utc_now()
-            for event in batch:
-                hash_ = event.content_hash
-                if event.id in stored:
-                    # I2: the same id with the same hash is an idempotent retry.
-                    stored_subject, stored_hash, stored_seq = stored[event.id]
-                    if stored_hash != hash_:
-                        raise DuplicateEventId(
-                            f"event {event.id!r} exists with different content", field="id"
-                        )
-                    out.append(Appended(event.id, stored_subject, stored_seq, created=False))
-                    continue
-                seq += 1
-                stored[event.id] = (subject, hash_, seq)
-                rows.append(event_row(tenant, event, seq, hash_, now))
-                if event.supersedes is not None:
-                    replaced.append((event.supersedes, event.id))
-                out.append(Appended(event.id, subject, seq, created=True))
-            if replaced:
-                self._check_targets(tx, tenant, subject, [old for old, _ in replaced], stored)
-            tx.executemany(
-                f"INSERT INTO events (tenant, {EVENT_COLUMNS}) VALUES (?, {marks(13)})",
-                rows,
-            )
-            if seq != clock.high_water:
-                tx.execute(
-                    "UPDATE clocks SET high_water = ? WHERE tenant = ? AND subject = ?",
-                    (seq, tenant, subject),
-                )
-            for old, new in replaced:
-                self._record_invalidation(
-                    tx, tenant, subject, OpKind.REPLACE, old, other=new, invalidates=old
-                )
-            return out
 
-    def _check_targets(
-        self,
-        tx: Tx,
-        tenant: str,
-        subject: str,
-        targets: Sequence[str],
-        known: dict[str, tuple[str, str, int]],
-    ) -> None:
-        known.update(self._stored_hashes(tx, tenant, [t for t in targets if t not in known]))
-        for target in targets:
-            if target not in known:
-                raise NotFound(f"superseded event {target!r} does not exist", field="supersedes")
-            if known[target][0] != subject:
-                raise BadInput(
-                    f"event {target!r} belongs to another subject; a replacement stays"
-                    " in its subject",
-                    field="supersedes",
+class _Lines:
+    """The line an error names for the event at ``index``: its 1-based position."""
+
+    def __call__(self, index: int) -> int:
+        return index + 1
+
+
+def _subjects(events: Sequence[NewEvent]) -> list[str]:
+    """The batch's subjects in the one order every writer locks them in."""
+    return sorted({e.subject for e in events})
+
+
+def check_batch(events: Sequence[NewEvent], where: _Lines) -> None:
+    """The checks that need no store: no NUL, one content per id, no replacement cycle."""
+    first: dict[str, int] = {}
+    for index, event in enumerate(events):
+        field = _field_with_nul(event)
+        if field is not None:
+            # PostgreSQL cannot store NUL in text; refusing it here keeps SQLite in step.
+            raise BadInput("must not contain NUL (U+0000)", line=where(index), field=field)
+        if len(event.subject) * 4 > MAX_NAME_BYTES and name_too_long(event.subject):
+            raise BadInput(
+                f"must be at most {MAX_NAME_BYTES} bytes in UTF-8",
+                line=where(index),
+                field="subject",
+            )
+        seen = first.setdefault(event.id, index)
+        if seen != index and events[seen].content_hash != event.content_hash:
+            raise DuplicateEventId(
+                f"event {event.id!r} appears on line {where(seen)} with other content",
+                line=where(index),
+                field="id",
+            )
+    _refuse_cycles(events, first, where)
+
+
+def name_too_long(name: str) -> bool:
+    """A tenant or subject longer than MAX_NAME_BYTES in UTF-8."""
+    return len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES
+
+
+def _field_with_nul(event: NewEvent) -> str | None:
+    # One f-string of every plain field (None reads "None"): the common case, fast.
+    joined = (
+        f"{event.id}{event.subject}{event.text}{event.trust}"
+        f"{event.at}{event.kind}{event.project}{event.supersedes}"
+    )
+    if NUL not in joined and not event.taint and not event.facts:
+        return None
+    for name in ("id", "subject", "text", "at", "kind", "project", "trust", "supersedes"):
+        value = getattr(event, name)
+        if value is not None and NUL in value:
+            return name
+    if any(NUL in label for label in event.taint):
+        return "taint"
+    for i, fact in enumerate(event.facts):
+        for name in ("key", "value", "unit", "kind"):
+            value = getattr(fact, name)
+            if isinstance(value, str) and NUL in value:
+                return f"facts[{i}].{name}"
+    return None
+
+
+def _refuse_cycles(events: Sequence[NewEvent], first: dict[str, int], where: _Lines) -> None:
+    """Refuse replacements that go round in a circle (they would invalidate each other).
+
+    Stored events only replace older ones, so a cycle lies within the batch.
+    Each id is walked once, so a long chain of replacements stays linear.
+    """
+    replaces = {e.id: e.supersedes for e in events if e.supersedes}
+    done: set[str] = set()
+    for start in replaces:
+        path: dict[str, None] = {}  # insertion-ordered: the walk so far
+        node: str | None = start
+        while node is not None and node not in done and node not in path:
+            path[node] = None
+            node = replaces.get(node)
+        if node is not None and node in path:
+            ring = list(path)[list(path).index(node) :]
+            index = min(first[i] for i in ring)
+            head = events[index].id
+            chain = " -> ".join([*_rotate(ring, head), head])
+            raise BadInput(f"replacement cycle {chain}", line=where(index), field="supersedes")
+        done.update(path)
+
+
+def _rotate(ring: list[str], head: str) -> list[str]:
+    at = ring.index(head)
+    return ring[at:] + ring[:at]
+
+
+class _Plan:
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, ...]] = []
+        self.out: list[Appended] = []
+        self.high_water: dict[str, int] = {}
+        self.replaced: list[tuple[str, str, str]] = []  # (subject, old, new)
+
+
+def _plan(
+    tenant: str,
+    events: Sequence[NewEvent],
+    clocks: dict[str, Clock],
+    stored: Stored,
+    where: _Lines,
+) -> _Plan:
+    """Seqs and rows for the batch, or the first refusal; nothing is written here."""
+    plan = _Plan()
+    high_water = plan.high_water = {s: c.high_water for s, c in clocks.items()}
+    rows, out = plan.rows, plan.out
+    known = dict(stored)
+    now = utc_now()
+    for index, event in enumerate(events):
+        hash_ = event.content_hash
+        previous = known.get(event.id)
+        if previous is not None:
+            # I2: the same id with the same hash is an idempotent retry.
+            if previous[1] != hash_:
+                raise DuplicateEventId(
+                    f"event {event.id!r} exists with different content; ids are immutable",
+                    line=where(index),
+                    field="id",
                 )
+            out.append(Appended(event.id, previous[0], previous[2], created=False))
+            continue
+        subject = event.subject
+        seq = high_water[subject] = high_water[subject] + 1
+        known[event.id] = (subject, hash_, seq)
+        rows.append(event_row(tenant, event, seq, hash_, now))
+        out.append(Appended(event.id, subject, seq, True))
+        if event.supersedes is not None:
+            plan.replaced.append((event.subject, event.supersedes, event.id))
+    _check_targets(events, known, where)
+    return plan
+
+
+def _check_targets(events: Sequence[NewEvent], known: Stored, where: _Lines) -> None:
+    """A replaced event exists, stored or in the batch, in the replacement's subject."""
+    for index, event in enumerate(events):
+        target = event.supersedes
+        if target is None:
+            continue
+        if target not in known:
+            raise NotFound(
+                f"superseded event {target!r} does not exist",
+                line=where(index),
+                field="supersedes",
+            )
+        if known[target][0] != event.subject:
+            raise BadInput(
+                f"event {target!r} belongs to another subject ({known[target][0]!r});"
+                " a replacement stays in its subject",
+                line=where(index),
+                field="supersedes",
+            )

@@ -6,7 +6,7 @@
 - ``operations``: revoke, trust, conflict, resolve;
 - ``staleness``: descendants of an invalidated source go stale;
 - ``switch``: artifacts and the alias compare-and-swap;
-- ``release``: release mode, generator configurations, shadow reviews, bypass;
+- ``jobs``: the consolidation job queue (its triggers live in ``triggers``);
 - ``release``: release mode, generator configurations, shadow reviews, bypass;
 - ``keys``: API keys of the HTTP service (no subject data);
 - ``evals``: stored evaluation runs (no subject data).
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .append import AppendMixin
 from .evals import EvalRunsMixin
+from .jobs import JobsMixin
 from .keys import KeysMixin
 from .operations import OperationsMixin
 from .release import ReleaseMixin
@@ -30,6 +31,7 @@ class SqlStore(
     AppendMixin,
     OperationsMixin,
     SwitchMixin,
+    JobsMixin,
     ReleaseMixin,
     KeysMixin,
     EvalRunsMixin,

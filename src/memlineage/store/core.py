@@ -22,6 +22,7 @@ from .reader import SqlReader
 from .rows import dumps
 from .sql import Tx
 from .staleness import mark_descendants_stale
+from .triggers import queue_after_invalidation
 
 
 class StoreCore(abc.ABC):
@@ -31,6 +32,8 @@ class StoreCore(abc.ABC):
     integrity_errors: tuple[type[Exception], ...] = ()  # the driver's unique violation
     # Run before the recursive descendants query, in its transaction (PostgreSQL: jit off).
     descendants_prelude: str | None = None
+    # The database clock in seconds since the Unix epoch (the job queue's one clock).
+    now_sql: str
     url: str
     policy: TrustPolicy = DEFAULT_POLICY
 
@@ -51,7 +54,8 @@ class StoreCore(abc.ABC):
     def close(self) -> None: ...
 
     @abc.abstractmethod
-    def _has_table(self, tx: Tx, name: str) -> bool: ...
+    def _table_names(self, tx: Tx) -> set[str]:
+        """The tables that memlineage's schema would be created among."""
 
     # -- reads --
 
@@ -160,6 +164,7 @@ class StoreCore(abc.ABC):
             stale = self._mark_descendants_stale(
                 tx, tenant, subject, [invalidates], f"{kind} of {invalidates}"
             )
+        queue_after_invalidation(tx, self.now_sql, tenant, subject, f"{kind} of {target}", stale)
         return OpResult(subject, epoch, True, conflict_id=conflict_id, stale=stale)
 
     def _mark_descendants_stale(

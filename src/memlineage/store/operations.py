@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import BadInput, NotFound
-from ..model import OpKind
+from ..ingest import parse_taint
+from ..model import TRUST_LEVELS, OpKind
 from .core import StoreCore
 from .protocol import OpResult
 
@@ -31,19 +32,32 @@ class OperationsMixin(StoreCore):
     def set_trust(
         self, tenant: str, event_id: str, level: str | None, taint: Sequence[str] | None
     ) -> OpResult:
-        """Change an event's trust level and/or taint labels (I1: advances the epoch)."""
+        """Change an event's trust level and/or taint labels (I1: advances the epoch).
+
+        A change that changes nothing (no level and no taint given, the level it
+        has, no labels on an event without any) is a no-op: the epoch stays, and
+        so does the summary in recall. Blank taint labels are refused, as ``add``
+        refuses them.
+        """
+        labels = parse_taint(list(taint), field="taint") if taint is not None else None
+        if labels is not None and not all(label.strip() for label in labels):
+            raise BadInput("must be a list of non-empty strings", field="taint")
+        if level is not None and level not in TRUST_LEVELS:
+            raise BadInput(
+                f"must be one of {', '.join(TRUST_LEVELS)}; got {level!r}", field="level"
+            )
         subject = self._subject_of(tenant, event_id)
         with self._write() as tx:
-            self._lock_clock(tx, tenant, subject)
-            was_valid = event_id not in self._state(tx, tenant, subject, [event_id]).invalid
+            clock = self._lock_clock(tx, tenant, subject)
+            assert clock is not None  # the event exists, so its clock does
+            before = self._state(tx, tenant, subject, [event_id])
+            current_level, current_taint = before.trust[event_id]
+            wanted = (level or current_level, labels if labels is not None else current_taint)
+            if wanted == (current_level, tuple(sorted(set(current_taint)))):
+                return OpResult(subject, clock.epoch, changed=False)
+            was_valid = event_id not in before.invalid
             result = self._record_invalidation(
-                tx,
-                tenant,
-                subject,
-                OpKind.TRUST,
-                event_id,
-                trust=level,
-                taint=sorted(set(taint)) if taint is not None else None,
+                tx, tenant, subject, OpKind.TRUST, event_id, trust=level, taint=labels
             )
             now_invalid = event_id in self._state(tx, tenant, subject, [event_id]).invalid
             if was_valid and now_invalid:

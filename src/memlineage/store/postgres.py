@@ -4,24 +4,41 @@ Writers take the subject's clock row lock with an UPDATE as their first
 statement (I7); at READ COMMITTED every later statement then sees all that
 committed before the lock was granted. Readers use REPEATABLE READ so that
 several statements see one snapshot.
+
+Opening connects once directly before the pool starts, so a refused port or
+an unknown database fails at once with the server's reason, instead of the
+pool retrying (and logging) until its timeout. Every URL this module shows,
+in messages and in ``url``, has its secrets redacted.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import psycopg
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..errors import StoreError
+from ..errors import BadInput, StoreError
+from .append import Stored
 from .base import SqlStore
 from .sql import Tx
 
 # One advisory lock key for "migrating memlineage's schema" (any stable number).
 MIGRATION_LOCK_KEY = 0x6D656D6C
+CONNECT_TIMEOUT_S = 5.0  # libpq's connect_timeout, unless the URL sets one
+POOL_TIMEOUT_S = 30.0  # how long a transaction waits for a free pooled connection
+COPY_FROM_ROWS = 64  # fewer rows than this are INSERTed (a prepared statement)
+SECRET_PARAMS = frozenset({"password", "sslpassword"})
+
+# The pool reports failed reconnections as warnings; without a handler of the
+# application's, Python would print them on stderr. Records still propagate.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 
 @functools.lru_cache(maxsize=512)
@@ -41,36 +58,102 @@ class PostgresTx(Tx):
         with self.conn.cursor() as cur:
             cur.executemany(_pg(sql), list(rows))
 
+    def insert_rows(self, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
+        """COPY for a bulk import (measured about 2x executemany); INSERT for a few rows.
+
+        COPY checks the same constraints, so a raced duplicate id still raises
+        UniqueViolation and the append retries it under the lock.
+        """
+        if len(rows) < COPY_FROM_ROWS:
+            super().insert_rows(table, columns, rows)
+            return
+        with self.conn.cursor() as cur, cur.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
 
 class PostgresStore(SqlStore):
     dialect = "postgres"
     integrity_errors = (psycopg.errors.UniqueViolation,)
     # JIT compilation of an over-estimated recursion can cost more than the query itself.
     descendants_prelude = "SET LOCAL jit = off"
+    # now(): the transaction's start, stable within it, so the claim can use its index.
+    now_sql = "CAST(EXTRACT(EPOCH FROM now()) AS DOUBLE PRECISION)"
+    # Workers on many machines: each claim skips the rows another one holds.
+    claim_lock = " FOR UPDATE SKIP LOCKED"
 
-    def __init__(self, url: str, *, migrate: bool = True, pool_size: int = 4):
-        self.url = url
+    def __init__(
+        self,
+        url: str,
+        *,
+        migrate: bool = True,
+        create: bool = True,
+        pool_size: int = 4,
+        connect_timeout: float | None = None,
+        pool_timeout: float | None = None,
+    ):
+        self.url = redact(url)
+        self._secrets = secrets_of(url)
+        self.connect_timeout = _setting(
+            connect_timeout, "MEMLINEAGE_PG_CONNECT_TIMEOUT", CONNECT_TIMEOUT_S
+        )
+        self.pool_timeout = _setting(pool_timeout, "MEMLINEAGE_PG_POOL_TIMEOUT", POOL_TIMEOUT_S)
+        options: dict[str, Any] = {"autocommit": True}  # transactions are explicit blocks
+        if "connect_timeout" not in _query(url):
+            options["connect_timeout"] = max(1, round(self.connect_timeout))
         try:
+            psycopg.connect(url, **options).close()  # the server's reason, at once
             self.pool = ConnectionPool(
                 url,
                 min_size=1,
                 max_size=pool_size,
                 open=True,
-                timeout=30,
-                kwargs={"autocommit": True},  # transactions are explicit blocks
+                timeout=self.pool_timeout,
+                kwargs=options,
             )
-            self.pool.wait(timeout=10)
-        except (psycopg.Error, Exception) as exc:
-            raise StoreError(f"cannot connect to PostgreSQL at {_redact(url)}: {exc}") from exc
+            self.pool.wait(timeout=self.connect_timeout)
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise StoreError(
+                f"cannot connect to PostgreSQL at {self.url}: {self._one_line(exc)}"
+            ) from None
         if migrate:
-            self.migrate()
+            try:
+                self.migrate(create=create)
+            except BaseException:
+                self.pool.close()
+                raise
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.url!r})"
 
     @contextmanager
     def _transaction(self, first: str | None) -> Iterator[Tx]:
-        with self.pool.connection() as conn, conn.transaction():
+        with self._driver_errors(), self.pool.connection() as conn, conn.transaction():
             if first:
                 conn.execute(first)
             yield PostgresTx(conn)
+
+    @contextmanager
+    def _driver_errors(self) -> Iterator[None]:
+        """psycopg's errors as the project's, in one line with secrets redacted.
+
+        A unique violation passes: the append retries it under the lock.
+        """
+        try:
+            yield
+        except self.integrity_errors:
+            raise
+        except psycopg.DataError as exc:
+            # e.g. NUL in a text value, or text that is not valid in the server's encoding
+            raise BadInput(f"PostgreSQL cannot store a value: {self._one_line(exc)}") from None
+        except psycopg.errors.ProgramLimitExceeded as exc:
+            raise BadInput(f"a value is too long for PostgreSQL: {self._one_line(exc)}") from None
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise StoreError(f"PostgreSQL at {self.url}: {self._one_line(exc)}") from None
+
+    def _one_line(self, exc: BaseException) -> str:
+        parts = [p.strip() for p in str(exc).splitlines() if p.strip()]
+        return scrub(" ".join(parts) or type(exc).__name__, self._secrets)
 
     def _write(self) -> Any:
         return self._transaction(None)
@@ -81,18 +164,72 @@ class PostgresStore(SqlStore):
     def _lock_for_migration(self, tx: Tx) -> None:
         tx.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK_KEY,))
 
-    def _has_table(self, tx: Tx, name: str) -> bool:
-        # to_regclass resolves the name along search_path, as every other statement does.
-        return bool(tx.one("SELECT to_regclass(?) IS NOT NULL", (name,))[0])
+    def _table_names(self, tx: Tx) -> set[str]:
+        # CREATE TABLE without a schema name creates in current_schema(): look there.
+        rows = tx.all("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+        return {r[0] for r in rows}
+
+    def stored_events(self, tx: Tx, tenant: str, ids: Sequence[str]) -> Stored:
+        """One ``id = ANY(array)`` lookup on the (tenant, id) index.
+
+        The array is one parameter, so the statement text (and psycopg's
+        prepared plan) is the same for every batch size.
+        """
+        rows = tx.all(
+            "SELECT id, subject, hash, seq FROM events WHERE tenant = ? AND id = ANY(?)",
+            (tenant, list(ids)),
+        )
+        return {event_id: (subject, hash_, int(seq)) for event_id, subject, hash_, seq in rows}
 
     def close(self) -> None:
         self.pool.close()
 
 
-def _redact(url: str) -> str:
-    """The URL without a password, for error messages."""
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        return f"{scheme}://{creds.split(':', 1)[0]}@{host}"
-    return url
+def _setting(value: float | None, env: str, default: float) -> float:
+    if value is not None:
+        return float(value)
+    raw = os.environ.get(env)
+    if raw is None:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise StoreError(f"{env} must be a number of seconds, not {raw!r}") from None
+
+
+def _query(url: str) -> dict[str, str]:
+    return dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+
+
+def secrets_of(url: str) -> list[str]:
+    """Every secret a URL carries (userinfo password, ``password=`` parameters), as written
+    and decoded."""
+    parts = urlsplit(url)
+    found = []
+    if parts.password:
+        found += [parts.password, unquote(parts.password)]
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k in SECRET_PARAMS]
+    raw_query = [pair.split("=", 1) for pair in parts.query.split("&") if "=" in pair]
+    found += [v for k, v in raw_query if unquote(k) in SECRET_PARAMS]
+    return sorted({s for s in found if s}, key=len, reverse=True)
+
+
+def redact(url: str) -> str:
+    """The URL with every password replaced by ``***`` (userinfo and query parameters)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        userinfo, host = netloc.rsplit("@", 1)
+        netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if any(k in SECRET_PARAMS for k, _ in query):
+        masked = [(k, "***" if k in SECRET_PARAMS else v) for k, v in query]
+        return urlunsplit(parts._replace(netloc=netloc, query=urlencode(masked, safe="*-=")))
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with each secret replaced by ``***`` (a driver may echo its conninfo)."""
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ..model import Alias, Artifact, Clock, Event, NewEvent, Operation, SwitchResult
@@ -109,7 +110,81 @@ class ReleaseStore(Protocol):
     def bypass(self, tenant: str, subject: str) -> bool: ...
 
 
-class Store(KeyStore, EvalStore, ReleaseStore, Protocol):
+@dataclass(frozen=True)
+class Job:
+    """One subject's row in the job queue; times are seconds since the epoch (database clock)."""
+
+    tenant: str
+    subject: str
+    state: str  # queued, running, done, dead
+    reason: str  # the triggers that queued it, comma-separated: tail, stale, manual, schedule
+    detail: str | None
+    force: bool
+    rerun: bool  # triggered again while running: it is queued again when it finishes
+    due: float  # queued: runnable from; running: when the lease ends
+    attempts: int
+    token: int  # the fencing token: finishing or renewing needs the current one
+    lease_owner: str | None
+    queued_at: float
+    started_at: float | None
+    finished_at: float | None
+    last_error: str | None
+    last_outcome: str | None
+    last_artifact: str | None
+
+    @property
+    def lease_until(self) -> float | None:
+        return self.due if self.state == "running" else None
+
+    def to_json(self) -> dict[str, Any]:
+        """Times as RFC 3339 UTC strings; ``lease_until`` only while running."""
+        doc = dict(self.__dict__)
+        doc["lease_until"] = self.lease_until
+        for name in ("due", "lease_until", "queued_at", "started_at", "finished_at"):
+            doc[name] = _rfc3339(doc[name])
+        return doc
+
+
+def _rfc3339(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    return (
+        datetime.fromtimestamp(seconds, UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
+
+
+@dataclass(frozen=True)
+class JobEnd:
+    """How a claimed job ends: its next ``state`` and what the attempt produced."""
+
+    state: str  # done, queued (retry), dead
+    outcome: str  # published, up_to_date, outdated, failed, abandoned, ...
+    delay: float = 0.0  # queued: seconds until it is due again
+    counted: bool = True  # False: the attempt does not count toward the limit
+    error: str | None = None
+    artifact_id: str | None = None
+
+
+class JobStore(Protocol):
+    """The queue's transactions (store/jobs.py); each touches the jobs rows only."""
+
+    def enqueue(
+        self, tenant: str, subject: str, reason: str, detail: str | None = None, force: bool = False
+    ) -> Job: ...
+    def claim(
+        self, tenant: str | None, owner: str, lease: float, max_attempts: int
+    ) -> Job | None: ...
+    def renew(self, job: Job, lease: float) -> bool: ...
+    def finish(self, job: Job, end: JobEnd) -> bool: ...
+    def jobs(self, tenant: str, state: str | None = None) -> list[Job]: ...
+    def outdated_subjects(self, tenant: str) -> list[str]: ...
+    def tail_threshold(self, tenant: str) -> int: ...
+    def set_tail_threshold(self, tenant: str, threshold: int) -> None: ...
+
+
+class Store(JobStore, KeyStore, EvalStore, ReleaseStore, Protocol):
     url: str
     policy: TrustPolicy
 
@@ -124,4 +199,4 @@ class Store(KeyStore, EvalStore, ReleaseStore, Protocol):
     def declare_conflict(self, tenant: str, a: str, b: str, key: str | None = None) -> OpResult: ...
     def resolve_conflict(self, tenant: str, conflict_id: str, winner: str) -> OpResult: ...
     def write_artifact(self, tenant: str, artifact: Artifact) -> None: ...
-    def switch(self, tenant: str, artifact_id: str) -> SwitchResult: ...
+    def switch(self, tenant: str, artifact_id: str, *, force: bool = False) -> SwitchResult: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from ..errors import SchemaTooNew
+from ..errors import SchemaTooNew, StoreError
 from ..ingest import utc_now
 from .core import StoreCore
 from .sql import Tx
@@ -19,16 +19,21 @@ class SchemaMixin(StoreCore):
                 found.append((int(entry.name.split("_", 1)[0]), entry.read_text("utf-8")))
         return sorted(found)
 
-    def migrate(self) -> int:
+    def migrate(self, *, create: bool = True) -> int:
         """Apply missing migrations; refuse a schema newer than this code knows.
 
         A current schema is confirmed by a read, so opening a store never waits
-        for the write lock of another process's transaction.
+        for the write lock of another process's transaction. A database without
+        memlineage's schema is created only when ``create`` is true, and never
+        over tables of the same names that memlineage did not create.
         """
         known = self.migrations()
         latest = known[-1][0]
         with self._read() as tx:
-            current = self._schema_version(tx)
+            tables = self._table_names(tx)
+            current = self._schema_version(tx, tables)
+        if current == 0:
+            self._refuse_to_create(tables, known, create)
         if current < latest:
             with self._write() as tx:
                 self._lock_for_migration(tx)
@@ -36,7 +41,7 @@ class SchemaMixin(StoreCore):
                     "CREATE TABLE IF NOT EXISTS schema_migrations"
                     " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
                 )
-                current = self._schema_version(tx)  # another process may have migrated
+                current = self._schema_version(tx, self._table_names(tx))  # raced by another?
                 for version, script in known:
                     if version > current:
                         self._run_script(tx, script)
@@ -51,13 +56,26 @@ class SchemaMixin(StoreCore):
             )
         return latest
 
+    def _refuse_to_create(
+        self, tables: set[str], known: list[tuple[int, str]], create: bool
+    ) -> None:
+        if not create:
+            raise StoreError(f"no memlineage database at {self.url}")
+        ours = _created_tables(known[0][1])
+        foreign = sorted(ours & tables)
+        if foreign:
+            raise StoreError(
+                f"{self.url} already has a table {foreign[0]!r} that memlineage did not"
+                " create; refusing to touch it (use another database or schema)"
+            )
+
     def schema_version(self) -> int:
         """The version of the schema this database is at."""
         with self._read() as tx:
             return self._schema_version(tx)
 
-    def _schema_version(self, tx: Tx) -> int:
-        if not self._has_table(tx, "schema_migrations"):
+    def _schema_version(self, tx: Tx, tables: set[str] | None = None) -> int:
+        if "schema_migrations" not in (self._table_names(tx) if tables is None else tables):
             return 0
         row = tx.one("SELECT MAX(version) FROM schema_migrations")
         return int(row[0]) if row and row[0] is not None else 0
@@ -65,6 +83,16 @@ class SchemaMixin(StoreCore):
     def _run_script(self, tx: Tx, script: str) -> None:
         for statement in _split_sql(script):
             tx.execute(statement)
+
+
+def _created_tables(script: str) -> set[str]:
+    """The tables a migration script creates (``CREATE TABLE name (``)."""
+    names = set()
+    for statement in _split_sql(script):
+        words = statement.split()
+        if [w.upper() for w in words[:2]] == ["CREATE", "TABLE"]:
+            names.add(words[2].lower().strip("("))
+    return names
 
 
 def _split_sql(script: str) -> list[str]:

@@ -18,6 +18,11 @@ class Tx(abc.ABC):
     @abc.abstractmethod
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
 
+    def insert_rows(self, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Insert many rows into ``table`` (``columns``: its column list) in one go."""
+        count = len(columns.split(","))
+        self.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks(count)})", rows)
+
     def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.execute(sql, params).fetchone()
 

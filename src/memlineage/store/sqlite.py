@@ -35,41 +35,72 @@ class SqliteTx(Tx):
 class SqliteStore(SqlStore):
     dialect = "sqlite"
     integrity_errors = (sqlite3.IntegrityError,)
+    now_sql = "((julianday('now') - 2440587.5) * 86400.0)"
 
-    def __init__(self, path: str | Path, *, migrate: bool = True):
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        migrate: bool = True,
+        create: bool = True,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        read_only: bool = False,
+    ):
         self.path = str(path)
         self._connection_mutex = threading.RLock()
         self.url = f"sqlite:///{self.path}"
+        self.busy_timeout_ms = busy_timeout_ms
+        if not create and not Path(self.path).is_file():
+            raise StoreError(f"no memlineage database at {self.path}")
         try:
+            target = f"file:{Path(self.path).resolve()}?mode=ro" if read_only else self.path
             self.conn = sqlite3.connect(
-                self.path,
+                target,
                 isolation_level=None,
-                timeout=BUSY_TIMEOUT_MS / 1000,
+                timeout=busy_timeout_ms / 1000,
                 check_same_thread=False,
+                uri=read_only,
             )
-            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            if not read_only:
+                self.conn.execute("PRAGMA journal_mode = WAL")
             # NORMAL in WAL mode survives a killed process; only power loss can drop the
             # last transactions, never corrupt the file.
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite database {self.path!r}: {exc}") from exc
+            raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from exc
         if migrate:
-            self.migrate()
+            self.migrate(create=create)
 
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[Tx]:
         # One connection serves this store; the mutex keeps two threads from sharing
         # one transaction. Isolation between processes is SQLite's own write lock.
-        with self._connection_mutex:
+        with self._connection_mutex, self._driver_errors():
             self.conn.execute(begin)
             try:
                 yield SqliteTx(self.conn)
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
                 raise
             self.conn.execute("COMMIT")
+
+    @contextmanager
+    def _driver_errors(self) -> Iterator[None]:
+        """sqlite3's operational errors as one line that names the database (exit 2).
+
+        IntegrityError passes: the append retries it under the lock.
+        """
+        try:
+            yield
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"SQLite database {self.path}: {_explain(exc, self)}") from exc
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"SQLite database {self.path}: {exc}") from exc
 
     def _write(self) -> Any:
         return self._transaction("BEGIN IMMEDIATE")
@@ -81,9 +112,20 @@ class SqliteStore(SqlStore):
     def _lock_for_migration(self, tx: Tx) -> None:
         """BEGIN IMMEDIATE already excludes every other writer."""
 
-    def _has_table(self, tx: Tx, name: str) -> bool:
-        row = tx.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
-        return row is not None
+    def _table_names(self, tx: Tx) -> set[str]:
+        return {r[0] for r in tx.all("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _explain(exc: sqlite3.OperationalError, store: SqliteStore) -> str:
+    message = str(exc)
+    if "locked" in message or "busy" in message:
+        return (
+            f"{message}: another process held the write lock longer than the busy timeout"
+            f" ({store.busy_timeout_ms / 1000:g} s); nothing was changed, retry later"
+        )
+    if "readonly" in message or "read-only" in message:
+        return f"{message}: the file or its folder is read-only; nothing was changed"
+    return message

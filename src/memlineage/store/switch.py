@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ..canonical import input_root
 from ..errors import NotFound
 from ..ingest import utc_now
@@ -45,8 +47,12 @@ class SwitchMixin(StoreCore):
                 [(tenant, artifact.subject, parent, artifact.id) for parent in parents],
             )
 
-    def switch(self, tenant: str, artifact_id: str) -> SwitchResult:
-        """Step 8: publish a candidate through the three-way CAS on the alias, or say why not."""
+    def switch(self, tenant: str, artifact_id: str, *, force: bool = False) -> SwitchResult:
+        """Step 8: publish a candidate through the three-way CAS on the alias, or say why not.
+
+        Unless ``force``, a candidate whose coverage and epoch the alias already
+        publishes is refused as ``up_to_date``: one publish per (coverage, epoch).
+        """
         with self._read() as tx:
             row = tx.one(
                 "SELECT subject FROM artifacts WHERE tenant = ? AND id = ?", (tenant, artifact_id)
@@ -64,6 +70,8 @@ class SwitchMixin(StoreCore):
             artifact = SqlReader(tx, tenant).artifact(artifact_id, subject)
             assert artifact is not None
             refusal = self._refusal(tx, tenant, artifact, epoch)
+            if refusal is None and not force:
+                refusal = self._redundant(tx, tenant, artifact)
             if refusal is None:
                 refusal = self._compare_and_swap(tx, tenant, artifact)
             alias = SqlReader(tx, tenant).alias(subject)
@@ -81,6 +89,7 @@ class SwitchMixin(StoreCore):
                 (utc_now(), tenant, subject, previous),
             )
             self._set_status(tx, tenant, artifact, ArtifactStatus.PUBLISHED, None)
+            self._fail_other_candidates(tx, tenant, artifact)
             tx.execute(
                 "INSERT INTO alias_history (tenant, subject, switch_no, artifact_id, source_epoch,"
                 " covers_through, switched_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -102,6 +111,11 @@ class SwitchMixin(StoreCore):
         """Re-validate under the lock: status, epoch, every input, the conflict set."""
         manifest = artifact.manifest
         if artifact.status not in (ArtifactStatus.CANDIDATE, ArtifactStatus.STALE):
+            moved = f"{SwitchFailure.ALIAS_MOVED}: "
+            if artifact.status is ArtifactStatus.FAILED and (artifact.reason or "").startswith(
+                moved
+            ):  # failed by a later publish (see _fail_other_candidates): say so again
+                return SwitchFailure.ALIAS_MOVED, (artifact.reason or "").removeprefix(moved)
             return SwitchFailure.NOT_A_CANDIDATE, f"artifact is {artifact.status}"
         if epoch != manifest.input_epoch:
             return SwitchFailure.EPOCH_CHANGED, (
@@ -122,6 +136,48 @@ class SwitchMixin(StoreCore):
         if unresolved != sorted(manifest.expected_conflicts):
             return SwitchFailure.NEW_CONFLICT, f"unresolved conflicts are now {unresolved}"
         return None
+
+    @staticmethod
+    def _redundant(tx: Tx, tenant: str, artifact: Artifact) -> tuple[SwitchFailure, str] | None:
+        """The alias already publishes this coverage at this epoch under the same budget
+        (and is not bypassed): one publish per (coverage, epoch) unless forced."""
+        m = artifact.manifest
+        alias = SqlReader(tx, tenant).alias(artifact.subject)
+        if (
+            not alias.artifact_id
+            or alias.bypassed
+            or alias.source_epoch != m.input_epoch
+            or alias.covers_through != m.new_covers_through
+        ):
+            return None
+        row = tx.one(
+            "SELECT manifest FROM artifacts WHERE tenant = ? AND subject = ? AND id = ?",
+            (tenant, artifact.subject, alias.artifact_id),
+        )
+        if row is None or json.loads(row[0]).get("budget") != m.budget:
+            return None  # a summary under another budget is another summary
+        return SwitchFailure.UP_TO_DATE, (
+            f"{alias.artifact_id} already publishes coverage {alias.covers_through}"
+            f" at epoch {alias.source_epoch}"
+        )
+
+    @staticmethod
+    def _fail_other_candidates(tx: Tx, tenant: str, published: Artifact) -> None:
+        """Every other candidate of the subject expected an alias that is now gone for good
+        (an alias never points back to an earlier artifact), so its CAS can no longer
+        succeed: it fails now, with the reason, instead of lingering as a candidate (say,
+        after its worker was killed between writing it and switching)."""
+        tx.execute(
+            "UPDATE artifacts SET status = 'failed', reason = ?, status_at = ?"
+            " WHERE tenant = ? AND subject = ? AND status = 'candidate' AND id <> ?",
+            (
+                f"{SwitchFailure.ALIAS_MOVED}: {published.id} was published before its switch",
+                utc_now(),
+                tenant,
+                published.subject,
+                published.id,
+            ),
+        )
 
     def _compare_and_swap(
         self, tx: Tx, tenant: str, artifact: Artifact

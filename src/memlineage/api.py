@@ -10,20 +10,21 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, overload
 
-from . import audit, lineage, worker
+from . import audit, evaluate, keys, lineage, release, worker
 from . import consolidate as consolidation
 from . import queue as job_queue
-from .errors import BadInput, StoreError
+from .errors import BadInput, NotFound, StoreError
 from .generators.base import Generator
 from .generators.config import make_generator, resolve
 from .ingest import MAX_ID_LENGTH, check_event, parse_event
-from .model import Artifact, NewEvent
+from .model import Artifact, Event, NewEvent
 from .policy import TemporalPolicy, VersionedTrust, trust_policy
 from .recall import Recall, RecallSet, finish, gather, ranks
+from .select import source_state
 from .store import open_store
 from .store.append import MAX_NAME_BYTES, name_too_long
 from .store.base import SqlStore
@@ -76,6 +77,7 @@ class Memory:
         check_tenant(tenant)
         if default_budget is not None and default_budget < 1:
             raise BadInput("must be a positive number of tokens", field="default_budget")
+        self._owns_store = store is None  # a store handed in is closed by whoever opened it
         self.store = store or open_store(db, create=create)
         self.tenant = tenant
         self.detect_after_add = detect_after_add
@@ -240,7 +242,12 @@ class Memory:
         force: bool = False,
         budget: int | None = None,
     ) -> consolidation.Consolidation:
-        """One consolidation; switches the alias when the gate passes (release mode auto).
+        """One consolidation; under release mode ``auto`` it switches the alias when the
+        gate passes, under ``shadow`` the candidate waits for review.
+
+        Without a ``generator``: the tenant's active rolled-out configuration
+        (``release rollout``), else the configuration file's (``Memory.generator``),
+        else the built-in generator.
 
         ``budget`` is the token budget of the rendered summary for this call
         (default: the tenant's ``default_budget``). Over it, low-salience
@@ -250,8 +257,23 @@ class Memory:
         if budget is not None and budget < 1:
             raise BadInput("must be a positive number of tokens", field="budget")
         chosen = self.default_budget if budget is None else budget
+        version = None
+        if generator is None:
+            active = release.active_config(self.store, self.tenant)
+            version = active.version
+            generator = (
+                self.generator()
+                if version is None
+                else release.generator_for(active.config, self.tenant)
+            )
         return consolidation.consolidate(
-            self.store, self.tenant, subject, generator, force=force, budget=chosen
+            self.store,
+            self.tenant,
+            subject,
+            generator,
+            force=force,
+            budget=chosen,
+            config_version=version,
         )
 
     def generator(
@@ -329,6 +351,131 @@ class Memory:
         with self.store.reader(self.tenant) as reader:
             return reader.artifacts(subject)
 
+    def artifact(self, artifact_id: str) -> Artifact:
+        """One artifact of this tenant; NotFound for a missing one or another tenant's."""
+        with self.store.reader(self.tenant) as reader:
+            found = reader.artifact(artifact_id)
+        if found is None:
+            raise NotFound(f"no artifact {artifact_id!r}", field="artifact")
+        return found
+
+    def subjects(self) -> list[str]:
+        """Every subject of this tenant that has events."""
+        with self.store.reader(self.tenant) as reader:
+            return reader.subjects()
+
+    def events(self, subject: str, *, valid_only: bool = False) -> list[Event]:
+        """A subject's raw events in seq order; ``valid_only`` keeps what the raw layer admits."""
+        with self.store.reader(self.tenant) as reader:
+            events = reader.events(subject)
+            if not valid_only:
+                return events
+            state = source_state(events, reader.operations(subject), self.store.policy)
+        return [e for e in events if state.is_valid(e)]
+
+    def rank(self, subject: str, query: str, event_ids: Sequence[str]) -> list[tuple[str, float]]:
+        """``event_ids`` of ``subject`` ordered by relevance to ``query``, with their scores."""
+        wanted = set(event_ids)
+        terms = {t for t in query.lower().split() if t}
+        scored = []
+        for event in self.events(subject):
+            if event.id in wanted:
+                words = set(event.text.lower().split())
+                scored.append((event.id, float(len(terms & words))))
+        return sorted(scored, key=lambda pair: -pair[1])
+
+    def has_subject(self, subject: str) -> bool:
+        with self.store.reader(self.tenant) as reader:
+            return reader.head(subject) is not None
+
+    # -- release --
+
+    def release_mode(self, mode: str | None = None) -> str:
+        """The tenant's release mode; with ``mode`` (auto or shadow), set it first."""
+        if mode is not None:
+            release.set_mode(self.store, self.tenant, mode)
+        return self.store.release_state(self.tenant)[0]
+
+    def rollout(self, config: Mapping[str, Any]) -> int:
+        """Add a generator configuration version and make it active; returns the version."""
+        return release.rollout(self.store, self.tenant, config)
+
+    def configs(self) -> list[tuple[int, dict[str, Any], str]]:
+        """Every generator configuration version: (version, configuration, created_at)."""
+        return self.store.generator_configs(self.tenant)
+
+    def reviews(self, state: str | None = "pending") -> list[dict[str, Any]]:
+        """The shadow review queue (``state=None``: every decision too)."""
+        return self.store.reviews(self.tenant, state)
+
+    def review(self, artifact_id: str) -> dict[str, Any]:
+        """A candidate beside the published summary, with its must-preserve set and gate report."""
+        candidate = self.artifact(artifact_id)
+        return release.review_sheet(self.store, self.tenant, candidate)
+
+    def approve(
+        self, artifact_id: str, reviewer: str, reason: str | None = None
+    ) -> release.Decision:
+        """Approve a candidate in review: it switches through the CAS, or is refused."""
+        return release.approve(self.store, self.tenant, artifact_id, reviewer, reason)
+
+    def reject(
+        self, artifact_id: str, reviewer: str, reason: str | None = None
+    ) -> release.Decision:
+        """Reject a candidate in review; it is kept as rejected, with the reviewer and reason."""
+        return release.reject(self.store, self.tenant, artifact_id, reviewer, reason)
+
+    def release_fail(self) -> dict[str, Any]:
+        """A failed release: bypass, fall back to the previous configuration, recover forward."""
+        return release.fail(self.store, self.tenant, self.default_budget)
+
+    # -- evaluation --
+
+    def eval(
+        self,
+        subjects: Sequence[str] | None = None,
+        *,
+        sample: int | None = None,
+        gold: Sequence[evaluate.GoldFact] = (),
+        evidence: Mapping[str, Sequence[str]] | None = None,
+        generator: Generator | None = None,
+        progress: Callable[[str], None] | None = None,
+        save: bool = True,
+    ) -> evaluate.EvalReport:
+        """Rebuild summaries from the raw layer without switching and score them.
+
+        ``report.passed`` is False on any erroneous new fact or visible stale artifact.
+        """
+        return evaluate.run_eval(
+            self.store,
+            self.tenant,
+            subjects,
+            sample=sample,
+            gold=gold,
+            evidence=evidence,
+            generator=generator,
+            budget=self.default_budget,
+            progress=progress,
+            save=save,
+        )
+
+    def eval_runs(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The stored evaluation runs, oldest first."""
+        return self.store.eval_runs(self.tenant, limit)
+
+    # -- API keys of the HTTP service --
+
+    def create_key(self, label: str | None = None) -> tuple[str, str]:
+        """A new API key for this tenant: (key_id, key). The key is shown only once."""
+        return keys.create_key(self.store, self.tenant, label)
+
+    def list_keys(self) -> list[keys.ApiKey]:
+        return keys.list_keys(self.store, self.tenant)
+
+    def revoke_key(self, key_id: str) -> bool:
+        """Revoke a key of this tenant; False when it was revoked already."""
+        return keys.revoke_key(self.store, self.tenant, key_id)
+
     # -- consolidation jobs --
 
     def queue(self, subjects: Sequence[str], *, force: bool = False) -> list[Job]:
@@ -368,7 +515,8 @@ class Memory:
     # -- lifetime --
 
     def close(self) -> None:
-        self.store.close()
+        if self._owns_store:
+            self.store.close()
 
     def __enter__(self) -> Memory:
         return self

@@ -19,12 +19,13 @@ from .generators.deterministic import DeterministicGenerator
 from .model import (
     Artifact,
     ArtifactStatus,
+    Item,
     Manifest,
     SwitchResult,
 )
 from .recall import why_not_summary
 from .render import render_summary
-from .select import select
+from .select import Selection, select
 from .store.protocol import Head, Store
 from .tokens import default_tokenizer
 
@@ -36,6 +37,7 @@ class Consolidation:
     artifact: Artifact
     switch: SwitchResult | None
     up_to_date: bool = False  # the published summary already covered everything
+    awaiting_review: bool = False  # shadow release: the candidate waits for a reviewer
 
     @property
     def switched(self) -> bool:
@@ -54,6 +56,8 @@ class Consolidation:
     def reason(self) -> str | None:
         if self.up_to_date:
             return "up to date: the published summary covers every event"
+        if self.awaiting_review:
+            return "shadow release: awaiting review"
         if self.switch is not None and self.switch.reason is not None:
             return f"{self.switch.reason}: {self.switch.detail}"
         return self.artifact.reason
@@ -85,17 +89,36 @@ def new_artifact_id(subject: str, covers_through: int) -> str:
 DEFAULT_BUDGET = 500
 
 
-def prepare(
+@dataclass(frozen=True)
+class Built:
+    """Steps 1–6 of one consolidation, nothing written: what ``prepare`` stores.
+
+    ``attempts`` holds every artifact of the run, the published-or-not final one last
+    (a model's rejected attempts come before it)."""
+
+    attempts: tuple[Artifact, ...]
+    selection: Selection
+    items: tuple[Item, ...]
+
+    @property
+    def artifact(self) -> Artifact:
+        return self.attempts[-1]
+
+
+def build(
     store: Store,
     tenant: str,
     subject: str,
     generator: Generator | None = None,
     *,
     budget: int | None = DEFAULT_BUDGET,
-) -> Artifact:
-    """Steps 1–7: snapshot, select, extract, generate, parse, gate, write.
+    incremental: bool = True,
+    config_version: int | None = None,
+) -> Built:
+    """Steps 1–6: snapshot, select, extract, generate, parse, gate. Writes nothing.
 
-    ``budget`` is the token budget of the rendered summary (None: no budget).
+    ``incremental=False`` rebuilds from the raw layer alone, never reading a parent
+    (what evaluation does).
     """
     generator = generator or DeterministicGenerator()
     _detect_first(store, tenant, subject)
@@ -108,7 +131,7 @@ def prepare(
     # Only a fresh published summary built under the same budget is handed to the
     # generator (selector v2, incremental); a stale one is not read, and another
     # budget means another choice of what is cold: a full rebuild.
-    parent = head.artifact if why_not_summary(head) is None else None
+    parent = head.artifact if incremental and why_not_summary(head) is None else None
     if parent is not None and parent.manifest.budget != budget:
         parent = None
     parent_coverage = head.alias.covers_through if parent else 0
@@ -129,6 +152,7 @@ def prepare(
         model_snapshot=generator.model_snapshot,
         budget=budget,
         derived_from_artifact=parent.id if parent else None,
+        config_version=config_version,
     )
     request = GenerationRequest(
         subject,
@@ -149,9 +173,27 @@ def prepare(
     written = generation.artifacts(
         manifest, generated, lambda: new_artifact_id(subject, head.clock.high_water)
     )
-    for artifact in written:  # rejected attempts first, each with its report
+    return Built(tuple(written), selection, tuple(items))
+
+
+def prepare(
+    store: Store,
+    tenant: str,
+    subject: str,
+    generator: Generator | None = None,
+    *,
+    budget: int | None = DEFAULT_BUDGET,
+    config_version: int | None = None,
+) -> Artifact:
+    """Steps 1–7: ``build``, then write every attempt (rejected ones first, each with its
+    report) and the final artifact: a candidate, or why it is not one.
+
+    ``budget`` is the token budget of the rendered summary (None: no budget).
+    """
+    built = build(store, tenant, subject, generator, budget=budget, config_version=config_version)
+    for artifact in built.attempts:
         store.write_artifact(tenant, artifact)
-    return written[-1]
+    return built.artifact
 
 
 def _detect_first(store: Store, tenant: str, subject: str) -> None:
@@ -181,12 +223,15 @@ def consolidate(
     *,
     force: bool = False,
     budget: int | None = DEFAULT_BUDGET,
+    config_version: int | None = None,
 ) -> Consolidation:
-    """Steps 1–8 under release mode ``auto``: switch as soon as the gate passes.
+    """Steps 1–8 under the tenant's release mode.
 
-    A subject whose fresh summary already covers every event under the same
-    budget is left alone (``up_to_date``) unless ``force`` asks for a new
-    artifact anyway; another budget builds a new one.
+    ``auto`` switches as soon as the gate passes; ``shadow`` queues a passing
+    candidate for review instead (``awaiting_review``). A subject whose fresh
+    summary already covers every event under the same budget is left alone
+    (``up_to_date``) unless ``force`` asks for a new artifact anyway; another
+    budget builds a new one.
     """
     if not force:
         with store.reader(tenant) as reader:
@@ -198,7 +243,12 @@ def consolidate(
             and head.artifact.manifest.budget == budget
         ):
             return Consolidation(head.artifact, None, up_to_date=True)
-    artifact = prepare(store, tenant, subject, generator, budget=budget)
+    artifact = prepare(
+        store, tenant, subject, generator, budget=budget, config_version=config_version
+    )
+    if store.release_state(tenant)[0] == "shadow" and artifact.status is ArtifactStatus.CANDIDATE:
+        store.queue_review(tenant, subject, artifact.id)
+        return Consolidation(artifact, None, awaiting_review=True)
     return Consolidation(artifact, publish(store, tenant, artifact, force=force))
 
 

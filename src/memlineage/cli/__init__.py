@@ -12,11 +12,15 @@ one import here.
 from __future__ import annotations
 
 from . import (  # noqa: F401  (each registers its commands)
+    demo,
     derived,
+    evaluation,
     generate,
     jobs,
     lineage,
     raw,
+    release,
+    service,
     validity,
 )
 from .app import main, root

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 
@@ -44,16 +43,6 @@ def _read_stdin() -> bytes:
     return data
 
 
-def op_doc(result: OpResult) -> dict[str, Any]:
-    return {
-        "subject": result.subject,
-        "epoch": result.epoch,
-        "changed": result.changed,
-        "conflict_id": result.conflict_id,
-        "stale": list(result.stale),
-    }
-
-
 def op_text(verb: str, result: OpResult) -> str:
     text = f"{verb} in {result.subject}: epoch {result.epoch}"
     if not result.changed:
@@ -90,7 +79,7 @@ def revoke(event_id: str, reason: str | None) -> Report:
     """Revoke (undo) an event; every summary derived from it goes stale at once."""
     with memory() as mem:
         result = mem.revoke(event_id, reason=reason)
-    return Report(op_doc(result), op_text(f"revoked {event_id}", result))
+    return Report(result.to_json(), op_text(f"revoked {event_id}", result))
 
 
 @command("trust", "memlineage trust m-4 --level tool --taint web")
@@ -103,7 +92,7 @@ def trust(event_id: str, level: str | None, taint: tuple[str, ...], clear_taint:
     labels: list[str] | None = [] if clear_taint else (list(taint) or None)
     with memory() as mem:
         result = mem.trust(event_id, level=level, taint=labels)
-    return Report(op_doc(result), op_text(f"trust of {event_id} changed", result))
+    return Report(result.to_json(), op_text(f"trust of {event_id} changed", result))
 
 
 @command("conflict", "memlineage conflict m-3 m-4 --key preference:music")
@@ -115,7 +104,7 @@ def conflict(a: str, b: str, key: str | None) -> Report:
     with memory() as mem:
         result = mem.conflict(a, b, key=key)
     verb = "declared" if result.changed else "already declared:"
-    return Report(op_doc(result), f"{verb} {result.conflict_id}")
+    return Report(result.to_json(), f"{verb} {result.conflict_id}")
 
 
 @command("resolve", "memlineage resolve conflict:user-7:000001 --winner m-4")
@@ -125,7 +114,7 @@ def resolve(conflict_id: str, winner: str) -> Report:
     """Resolve a conflict for one side; the other side becomes invalid."""
     with memory() as mem:
         result = mem.resolve(conflict_id, winner=winner)
-    return Report(op_doc(result), op_text(f"resolved {conflict_id} for {winner}", result))
+    return Report(result.to_json(), op_text(f"resolved {conflict_id} for {winner}", result))
 
 
 @command("extract", "memlineage extract events.jsonl --json")

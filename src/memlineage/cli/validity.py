@@ -12,7 +12,7 @@ from .. import audit as auditing
 from ..model import TRUST_LEVELS
 from ..policy import VersionedTrust, describe_temporal, describe_trust
 from .app import Report, command, global_options, memory, reporting, root
-from .raw import op_doc, op_text
+from .raw import op_text
 
 
 @command("erase", "memlineage erase m-2 --reason 'GDPR request #812' --by dpo@example.com")
@@ -40,7 +40,7 @@ def dismiss(conflict_id: str, reason: str | None) -> Report:
     """Take back a conflict (detected or declared): both sides count again."""
     with memory() as mem:
         result = mem.dismiss(conflict_id, reason)
-    return Report(op_doc(result), op_text(f"dismissed {conflict_id}", result))
+    return Report(result.to_json(), op_text(f"dismissed {conflict_id}", result))
 
 
 @command("detect", "memlineage detect user-7 --json")

@@ -6,11 +6,14 @@
 - ``operations``: revoke, trust, conflict, resolve;
 - ``staleness``: descendants of an invalidated source go stale;
 - ``switch``: artifacts and the alias compare-and-swap;
-- ``jobs``: the consolidation job queue (its triggers live in ``triggers``).
+- ``jobs``: the consolidation job queue (its triggers live in ``triggers``);
 - ``policies``: per-tenant temporal and trust policies, versioned, rolled out per subject;
 - ``detect``: contradictions over time, detected right after the append; dismissal;
 - ``erase``: data-protection erasure;
-- ``history``: what audit and lineage read, and the sweep of orphaned candidates.
+- ``history``: what audit and lineage read, and the sweep of orphaned candidates;
+- ``release``: release mode, generator configurations, shadow reviews, bypass;
+- ``keys``: API keys of the HTTP service (no subject data);
+- ``evals``: stored evaluation runs (no subject data).
 
 A backend subclass supplies connections and the SQL text that differs.
 """
@@ -19,15 +22,27 @@ from __future__ import annotations
 
 from .append import AppendMixin
 from .erase import EraseMixin
+from .evals import EvalRunsMixin
 from .history import HistoryMixin
 from .jobs import JobsMixin
+from .keys import KeysMixin
 from .operations import OperationsMixin
+from .release import ReleaseMixin
 from .schema import SchemaMixin
 from .switch import SwitchMixin
 
 
 class SqlStore(
-    SchemaMixin, AppendMixin, OperationsMixin, SwitchMixin, JobsMixin, HistoryMixin, EraseMixin
+    SchemaMixin,
+    AppendMixin,
+    OperationsMixin,
+    SwitchMixin,
+    JobsMixin,
+    HistoryMixin,
+    EraseMixin,
+    ReleaseMixin,
+    KeysMixin,
+    EvalRunsMixin,
 ):
     """Every transaction of memlineage; a backend subclass supplies connections."""
 

@@ -118,3 +118,15 @@ class SqlReader:
             "SELECT subject FROM clocks WHERE tenant = ? ORDER BY subject", (self.tenant,)
         )
         return [r[0] for r in rows]
+
+    def subjects_of_events(self, ids: Sequence[str]) -> dict[str, str]:
+        """The subject of each of ``ids`` that names an event of this tenant."""
+        found: dict[str, str] = {}
+        unique = list(dict.fromkeys(ids))
+        for chunk in chunks(unique):
+            for event_id, subject in self.tx.all(
+                f"SELECT id, subject FROM events WHERE tenant = ? AND id IN ({marks(len(chunk))})",
+                (self.tenant, *chunk),
+            ):
+                found[str(event_id)] = str(subject)
+        return found

@@ -69,6 +69,11 @@ class SchemaMixin(StoreCore):
                 " create; refusing to touch it (use another database or schema)"
             )
 
+    def schema_version(self) -> int:
+        """The version of the schema this database is at."""
+        with self._read() as tx:
+            return self._schema_version(tx)
+
     def _schema_version(self, tx: Tx, tables: set[str] | None = None) -> int:
         if "schema_migrations" not in (self._table_names(tx) if tables is None else tables):
             return 0

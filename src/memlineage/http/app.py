@@ -1,0 +1,189 @@
+"""The FastAPI application: endpoints mirror :class:`memlineage.Memory`, one tenant per key.
+
+- ``Authorization: Bearer KEY``: a missing, unknown or revoked key is 401.
+- Every id is looked up inside the key's tenant, so another tenant's subject,
+  artifact or event is 404, the same answer as a missing one.
+- Errors are JSON ``{"error": {"code", "type", "message"}}`` where ``code`` is
+  the command line's exit code for the same failure.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from .. import __version__
+from ..api import Memory
+from ..errors import BadInput, MemlineageError, NotFound
+from ..keys import tenant_of
+from ..store import open_store
+from ..store.base import SqlStore
+from .limits import BodyLimit
+from .review import review_router
+
+MAX_BODY_BYTES = 5 * 1024 * 1024
+
+
+class Unauthorized(MemlineageError):
+    exit_code = 2
+
+
+class EventsIn(BaseModel):
+    events: list[dict[str, Any]] = Field(description="event objects, as one JSONL line each")
+
+
+class RevokeIn(BaseModel):
+    reason: str | None = None
+
+
+class TrustIn(BaseModel):
+    level: str | None = None
+    taint: list[str] | None = None
+    clear_taint: bool = False
+
+
+class ConflictIn(BaseModel):
+    a: str
+    b: str
+    key: str | None = None
+
+
+class ResolveIn(BaseModel):
+    winner: str
+
+
+class ConsolidateIn(BaseModel):
+    force: bool = False
+
+
+def _store(request: Request) -> SqlStore:
+    store: SqlStore = request.app.state.store
+    return store
+
+
+def _tenant(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
+    """The tenant of the presented key; 401 for a missing, unknown or revoked one."""
+    scheme, _, key = (authorization or "").partition(" ")
+    found = tenant_of(_store(request), key.strip()) if scheme.lower() == "bearer" else None
+    if found is None:
+        raise Unauthorized("a valid API key is required: Authorization: Bearer KEY")
+    return found
+
+
+def _memory(request: Request, tenant: Annotated[str, Depends(_tenant)]) -> Memory:
+    return Memory(tenant=tenant, store=_store(request))
+
+
+Mem = Annotated[Memory, Depends(_memory)]
+
+
+def _status_of(exc: MemlineageError) -> int:
+    if isinstance(exc, Unauthorized):
+        return 401
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, BadInput):
+        return 400
+    return 500 if exc.exit_code == 1 else 503
+
+
+def _error(status: int, exc: Exception, code: int) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    body = {"error": {"code": code, "type": type(exc).__name__, "message": str(exc)}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -> Any:
+    """The service over the store at ``db`` (the same URLs as ``--db``)."""
+    store: SqlStore = open_store(db)
+    app = FastAPI(
+        title="memlineage",
+        version=__version__,
+        description="Memory consolidation for LLM agents, with lineage and a fidelity gate.",
+    )
+    app.state.store = store
+
+    @app.exception_handler(MemlineageError)
+    async def on_error(_request: Request, exc: MemlineageError) -> JSONResponse:
+        return _error(_status_of(exc), exc, exc.exit_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        bad = BadInput(str(first.get("msg", "invalid request")), field=where or None)
+        return _error(400, bad, 2)
+
+    def known_subject(memory: Memory, subject: str) -> None:
+        if not memory.has_subject(subject):
+            raise NotFound(f"no subject {subject!r}", field="subject")
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        """Liveness and the store's schema version (no key needed)."""
+        return {"status": "ok", "version": __version__, "schema_version": store.schema_version()}
+
+    @app.post("/v1/events")
+    def add(body: EventsIn, memory: Mem) -> dict[str, Any]:
+        """Append events; every event is validated first and a bad one stores nothing."""
+        appended = memory.add(body.events)
+        created = sum(a.created for a in appended)
+        return {
+            "appended": created,
+            "existing": len(appended) - created,
+            "events": [a.__dict__ for a in appended],
+        }
+
+    @app.post("/v1/events/{event_id}/revoke")
+    def revoke(event_id: str, body: RevokeIn, memory: Mem) -> dict[str, Any]:
+        return memory.revoke(event_id, reason=body.reason).to_json()
+
+    @app.post("/v1/events/{event_id}/trust")
+    def trust(event_id: str, body: TrustIn, memory: Mem) -> dict[str, Any]:
+        taint = [] if body.clear_taint else body.taint
+        return memory.trust(event_id, level=body.level, taint=taint).to_json()
+
+    @app.post("/v1/conflicts")
+    def conflict(body: ConflictIn, memory: Mem) -> dict[str, Any]:
+        return memory.conflict(body.a, body.b, key=body.key).to_json()
+
+    @app.post("/v1/conflicts/{conflict_id}/resolve")
+    def resolve(conflict_id: str, body: ResolveIn, memory: Mem) -> dict[str, Any]:
+        return memory.resolve(conflict_id, winner=body.winner).to_json()
+
+    @app.post("/v1/subjects/{subject}/consolidate")
+    def consolidate(subject: str, body: ConsolidateIn, memory: Mem) -> dict[str, Any]:
+        known_subject(memory, subject)
+        return memory.consolidate(subject, force=body.force).to_json()
+
+    @app.get("/v1/subjects/{subject}/recall")
+    def recall(
+        subject: str,
+        memory: Mem,
+        query: Annotated[str | None, Query(max_length=2000)] = None,
+        budget: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+    ) -> dict[str, Any]:
+        known_subject(memory, subject)
+        return memory.recall(subject).to_json()
+
+    @app.get("/v1/subjects/{subject}/artifacts")
+    def artifacts(subject: str, memory: Mem) -> list[dict[str, Any]]:
+        known_subject(memory, subject)
+        return [a.to_json() for a in memory.artifacts(subject)]
+
+    @app.get("/v1/artifacts/{artifact_id}")
+    def artifact(artifact_id: str, memory: Mem) -> dict[str, Any]:
+        return memory.artifact(artifact_id).to_json()
+
+    @app.get("/v1/subjects")
+    def subjects(memory: Mem) -> list[str]:
+        return memory.subjects()
+
+    app.include_router(review_router())
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.router.add_event_handler("shutdown", store.close)
+    return app

@@ -1,0 +1,1 @@
+"""Adapters that let agent frameworks use memlineage as their memory store."""

@@ -1,0 +1,95 @@
+"""The LangGraph store: the behaviour LangMem relies on, on both backends."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langgraph.store.base import InvalidNamespaceError
+
+from memlineage import Memory
+from memlineage.integrations.langgraph import MemlineageStore
+
+NS = ("memories", "user-7")
+
+
+@pytest.fixture
+def store(db_url: str) -> MemlineageStore:
+    lg = MemlineageStore(db_url, tenant="acme")
+    yield lg  # type: ignore[misc]
+    lg.close()
+
+
+def test_put_get_replace_keeps_history(store: MemlineageStore, db_url: str) -> None:
+    store.put(NS, "food", {"content": "I'm vegan."})
+    item = store.get(NS, "food")
+    assert item is not None and item.value == {"content": "I'm vegan."}
+    store.put(NS, "food", {"content": "I eat fish again."})
+    store.put(NS, "food", {"content": "I eat fish again."})  # the same value: a no-op
+    item = store.get(NS, "food")
+    assert item is not None and item.value == {"content": "I eat fish again."}
+    assert item.created_at <= item.updated_at
+    with Memory(db_url, tenant="acme") as memory:  # append-only: the first value is still there
+        texts = [e.text for e in memory.events("memories/user-7")]
+        valid = [e.text for e in memory.events("memories/user-7", valid_only=True)]
+    assert texts == ["I'm vegan.", "I eat fish again."]
+    assert valid == ["I eat fish again."]
+
+
+def test_structured_values_round_trip(store: MemlineageStore) -> None:
+    value = {"kind": "Memory", "content": {"content": "Never deploy on Fridays."}, "n": 3}
+    store.put(NS, "rule", value)
+    item = store.get(NS, "rule")
+    assert item is not None and item.value == value
+    store.put(NS, "json-ish", {"content": '{"a": 1}'})
+    item = store.get(NS, "json-ish")
+    assert item is not None and item.value == {"content": '{"a": 1}'}
+
+
+def test_delete_revokes_and_get_returns_none(store: MemlineageStore, db_url: str) -> None:
+    store.put(NS, "music", {"content": "I love jazz."})
+    store.delete(NS, "music")
+    assert store.get(NS, "music") is None
+    assert store.get(NS, "never-written") is None
+    assert store.get(("nobody",), "x") is None
+    store.put(NS, "music", {"content": "I love opera."})  # a key can come back after delete
+    item = store.get(NS, "music")
+    assert item is not None and item.value == {"content": "I love opera."}
+    with Memory(db_url, tenant="acme") as memory:
+        assert "I love jazz." not in [
+            e.text for e in memory.events(NS[0] + "/" + NS[1], valid_only=True)
+        ]
+
+
+def test_search_by_query_ranks_the_matching_memory_first(store: MemlineageStore) -> None:
+    store.put(NS, "a", {"content": "My office is in Madrid."})
+    store.put(NS, "b", {"content": "I am allergic to peanuts."})
+    store.put(NS, "c", {"content": "The deploy window closes at 17:00."})
+    store.put(("memories", "user-8"), "a", {"content": "I am allergic to cats."})
+    results = store.search(NS, query="allergic peanuts", limit=2)
+    assert results[0].key == "b" and results[0].namespace == NS
+    everything = store.search(("memories",), limit=10)
+    assert {(r.namespace, r.key) for r in everything} == {
+        (NS, "a"),
+        (NS, "b"),
+        (NS, "c"),
+        (("memories", "user-8"), "a"),
+    }
+    assert store.search(NS, filter={"content": "My office is in Madrid."})[0].key == "a"
+
+
+def test_list_namespaces_and_async(store: MemlineageStore) -> None:
+    store.put(NS, "a", {"content": "x"})
+    store.put(("memories", "user-8"), "a", {"content": "y"})
+    store.put(("projects", "apollo"), "a", {"content": "z"})
+    assert store.list_namespaces(prefix=("memories",)) == [NS, ("memories", "user-8")]
+    assert store.list_namespaces(max_depth=1) == [("memories",), ("projects",)]
+
+    async def roundtrip() -> object:
+        await store.aput(("async",), "k", {"content": "async value"})
+        return await store.aget(("async",), "k")
+
+    item = asyncio.run(roundtrip())
+    assert item is not None and item.value == {"content": "async value"}  # type: ignore[attr-defined]
+    with pytest.raises(InvalidNamespaceError):
+        store.put(("a/b",), "k", {"content": "x"})

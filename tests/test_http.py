@@ -201,3 +201,41 @@ def test_oversized_and_malformed_bodies_are_refused_and_change_nothing(service: 
         assert bad_event.status_code == 400
         assert "text" in bad_event.json()["error"]["message"]
         assert http.get("/v1/subjects").json() == []
+
+
+def test_lineage_why_audit_context_erase_jobs_eval_release_and_review(service: Service) -> None:
+    seed(service)
+    with service.client() as http:
+        done = http.post("/v1/subjects/user-7/consolidate", json={"budget": 300}).json()
+        artifact = done["artifact_id"]
+        context = http.get("/v1/subjects/user-7/context", params={"query": "deploy", "budget": 100})
+        assert context.status_code == 200 and "Never deploy on Fridays." in context.text
+        prov = http.get(f"/v1/artifacts/{artifact}/lineage").json()
+        assert "entity" in prov and "activity" in prov
+        dot = http.get(f"/v1/artifacts/{artifact}/lineage", params={"format": "dot"})
+        assert dot.text.startswith("digraph")
+        why = http.get("/v1/subjects/user-7/why", params={"q": "Fridays"}).json()
+        assert why["matches"]
+        assert http.get("/v1/subjects/user-7/audit").status_code == 200
+        erased = http.post("/v1/events/m-1/erase", json={"reason": "GDPR", "by": "dpo"}).json()
+        assert erased["changed"] is True and erased["stale"] == [artifact]
+        assert "Never deploy" not in http.get("/v1/subjects/user-7/recall").text
+        queued = http.post("/v1/jobs", json={"subjects": ["user-7"]}).json()
+        assert [j["subject"] for j in queued] == ["user-7"]
+        assert http.post("/v1/eval", json={}).json()["passed"] is True
+        assert http.post("/v1/release", json={"mode": "shadow"}).json() == {"mode": "shadow"}
+        waiting = http.post("/v1/subjects/user-7/consolidate", json={}).json()
+        [review] = http.get("/v1/reviews").json()
+        assert review["artifact_id"] == waiting["artifact_id"]
+        sheet = http.get(f"/v1/reviews/{review['artifact_id']}").json()
+        assert sheet["gate"]["passed"] is True
+        approved = http.post(
+            f"/v1/reviews/{review['artifact_id']}/approve", json={"reviewer": "ana"}
+        ).json()
+        assert approved["state"] == "approved"
+        assert http.get("/v1/subjects/user-7/recall").json()["mode"] == "summary"
+    with service.client("other") as http:  # another tenant sees none of it
+        assert http.get(f"/v1/artifacts/{artifact}/lineage").status_code == 404
+        assert http.post("/v1/events/m-2/erase", json={"reason": "x"}).status_code == 404
+        assert http.get("/v1/subjects/user-7/why", params={"q": "jazz"}).status_code == 404
+        assert http.get(f"/v1/reviews/{review['artifact_id']}").status_code == 404

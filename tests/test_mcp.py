@@ -45,6 +45,10 @@ async def agent_session(db: str) -> dict[str, Any]:
         seen["remembered"] = first
         seen["consolidated"] = await call(session, "consolidate", subject="user-7")
         seen["recall"] = await call(session, "recall", subject="user-7")
+        seen["queried"] = await call(
+            session, "recall", subject="user-7", query="music jazz", budget=200
+        )
+        seen["why"] = await call(session, "why", subject="user-7", key_or_text="jazz")
         seen["revoked"] = await call(session, "revoke", event_id="m-2", reason="withdrawn")
         seen["recall_after"] = await call(session, "recall", subject="user-7")
         resource = await session.read_resource("memlineage://memory/user-7")
@@ -55,7 +59,8 @@ async def agent_session(db: str) -> dict[str, Any]:
 def test_remember_consolidate_recall_revoke_over_stdio(db_url: str, tmp_path: Path) -> None:
     seen = anyio.run(agent_session, db_url)
     tools = seen["tools"]
-    assert {"remember", "recall", "revoke", "consolidate"} <= set(tools)
+    assert {"remember", "recall", "revoke", "consolidate", "why"} <= set(tools)
+    assert tools["why"].annotations.read_only_hint is True
     for name, tool in tools.items():
         assert tool.output_schema is not None, name
     assert tools["recall"].annotations.read_only_hint is True
@@ -64,6 +69,14 @@ def test_remember_consolidate_recall_revoke_over_stdio(db_url: str, tmp_path: Pa
     assert seen["remembered"] == {"id": "m-1", "subject": "user-7", "seq": 1, "created": True}
     assert seen["consolidated"]["switched"] is True
     assert seen["recall"]["mode"] == "summary"
+    queried = seen["queried"]["context"]
+    assert "Never deploy on Fridays." in queried and "I love jazz." in queried
+    chain = seen["why"]["matches"]
+    assert chain and any(
+        link["event_id"] == "m-2" and link["text"] == "I love jazz."
+        for match in chain
+        for link in match["chain"]
+    )
     assert seen["revoked"]["stale"] == [seen["consolidated"]["artifact_id"]]
     after = seen["recall_after"]
     assert after["mode"] == "raw"

@@ -17,6 +17,7 @@ from typing import Any, overload
 from . import audit, evaluate, keys, lineage, release, worker
 from . import consolidate as consolidation
 from . import queue as job_queue
+from .context import query_terms
 from .errors import BadInput, NotFound, StoreError
 from .generators.base import Generator
 from .generators.config import make_generator, resolve
@@ -374,15 +375,13 @@ class Memory:
         return [e for e in events if state.is_valid(e)]
 
     def rank(self, subject: str, query: str, event_ids: Sequence[str]) -> list[tuple[str, float]]:
-        """``event_ids`` of ``subject`` ordered by relevance to ``query``, with their scores."""
-        wanted = set(event_ids)
-        terms = {t for t in query.lower().split() if t}
-        scored = []
-        for event in self.events(subject):
-            if event.id in wanted:
-                words = set(event.text.lower().split())
-                scored.append((event.id, float(len(terms & words))))
-        return sorted(scored, key=lambda pair: -pair[1])
+        """``event_ids`` of ``subject`` ordered by full-text relevance to ``query`` (the index
+        recall uses), with their scores; ids the query does not match come last, scored 0."""
+        wanted = list(dict.fromkeys(event_ids))
+        with self.store.reader(self.tenant) as reader:
+            matches = reader.search(subject, query_terms(query))
+        scores = {m.id: m.score for m in matches}
+        return sorted(((i, scores.get(i, 0.0)) for i in wanted), key=lambda pair: -pair[1])
 
     def has_subject(self, subject: str) -> bool:
         with self.store.reader(self.tenant) as reader:

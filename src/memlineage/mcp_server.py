@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from .api import Memory
 from .errors import MemlineageError
 from .ingest import utc_now
+from .render import render
 from .store import open_store
 
 
@@ -60,6 +61,15 @@ class Recalled(BaseModel):
     conflicts: list[dict[str, Any]]
     tail: list[dict[str, Any]]
     events: list[dict[str, Any]]
+    context: str
+
+
+class Why(BaseModel):
+    subject: str
+    query: str
+    artifact_id: str | None
+    artifact_status: str | None
+    matches: list[dict[str, Any]]
 
 
 T = TypeVar("T", bound=Callable[..., Any])
@@ -127,10 +137,14 @@ def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer
         )
     )
     @reported
-    def recall(subject: str) -> Recalled:
-        """What to know about a subject now: a fresh summary plus the raw tail, or raw events."""
-        doc = memory().recall(subject).to_json()
-        return Recalled(**{k: doc[k] for k in Recalled.model_fields})
+    def recall(subject: str, query: str | None = None, budget: int | None = None) -> Recalled:
+        """What to know about a subject now. With ``query`` and ``budget`` (tokens), the
+        must-keep part (constraints, negations, open items, conflicts) first, then what is
+        most relevant to the query; ``context`` is the text to put in the prompt."""
+        recalled = memory().recall(subject, query=query, budget=budget)
+        doc = recalled.to_json()
+        fields = {k: doc[k] for k in Recalled.model_fields if k != "context"}
+        return Recalled(**fields, context=render(recalled, "markdown"))
 
     @server.tool(
         annotations=ToolAnnotations(
@@ -152,6 +166,17 @@ def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer
         """Summarise a subject's memory through the fidelity gate; publishes when it passes."""
         return Consolidated(**memory().consolidate(subject).to_json())
 
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Why", read_only_hint=True, destructive_hint=False, idempotent_hint=True
+        )
+    )
+    @reported
+    def why(subject: str, key_or_text: str) -> Why:
+        """Where a memory came from: the claim or statement matching a key or some of its
+        text, and its chain down to the raw events, each with its text, time and validity."""
+        return Why(**memory().why(subject, key_or_text).to_json())
+
     @server.resource(
         "memlineage://memory/{subject}",
         name="memory",
@@ -159,9 +184,6 @@ def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer
         mime_type="text/plain",
     )
     def subject_memory(subject: str) -> str:
-        recalled = memory().recall(subject)
-        if recalled.mode == "summary":
-            return recalled.summary or ""
-        return "\n".join(e.text for e in recalled.events)
+        return render(memory().recall(subject), "markdown")
 
     return server

@@ -13,13 +13,14 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
 from .. import __version__
 from ..api import Memory
 from ..errors import BadInput, MemlineageError, NotFound
 from ..keys import tenant_of
+from ..render import render
 from ..store import open_store
 from ..store.base import SqlStore
 from .limits import BodyLimit
@@ -58,6 +59,35 @@ class ResolveIn(BaseModel):
 
 class ConsolidateIn(BaseModel):
     force: bool = False
+    budget: int | None = Field(default=None, ge=1, le=1_000_000)
+
+
+class EraseIn(BaseModel):
+    reason: str = Field(min_length=1, max_length=2000)
+    by: str = Field(default="http", min_length=1, max_length=200)
+
+
+class DismissIn(BaseModel):
+    reason: str | None = None
+
+
+class DecisionIn(BaseModel):
+    reviewer: str = Field(min_length=1, max_length=100)
+    reason: str | None = None
+
+
+class JobsIn(BaseModel):
+    subjects: list[str] = Field(min_length=1, max_length=1000)
+    force: bool = False
+
+
+class EvalIn(BaseModel):
+    subjects: list[str] | None = None
+    sample: int | None = Field(default=None, ge=1)
+
+
+class ModeIn(BaseModel):
+    mode: str
 
 
 def _store(request: Request) -> SqlStore:
@@ -158,7 +188,7 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
     @app.post("/v1/subjects/{subject}/consolidate")
     def consolidate(subject: str, body: ConsolidateIn, memory: Mem) -> dict[str, Any]:
         known_subject(memory, subject)
-        return memory.consolidate(subject, force=body.force).to_json()
+        return memory.consolidate(subject, force=body.force, budget=body.budget).to_json()
 
     @app.get("/v1/subjects/{subject}/recall")
     def recall(
@@ -168,7 +198,7 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
         budget: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
     ) -> dict[str, Any]:
         known_subject(memory, subject)
-        return memory.recall(subject).to_json()
+        return memory.recall(subject, query=query, budget=budget).to_json()
 
     @app.get("/v1/subjects/{subject}/artifacts")
     def artifacts(subject: str, memory: Mem) -> list[dict[str, Any]]:
@@ -182,6 +212,90 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
     @app.get("/v1/subjects")
     def subjects(memory: Mem) -> list[str]:
         return memory.subjects()
+
+    @app.get("/v1/subjects/{subject}/context", response_class=PlainTextResponse)
+    def context(
+        subject: str,
+        memory: Mem,
+        query: Annotated[str | None, Query(max_length=2000)] = None,
+        budget: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+        format: Annotated[str, Query(pattern="^(markdown|text)$")] = "markdown",
+    ) -> str:
+        """The recall rendered as text an agent puts in its prompt."""
+        known_subject(memory, subject)
+        return render(memory.recall(subject, query=query, budget=budget), format)
+
+    @app.post("/v1/events/{event_id}/erase")
+    def erase(event_id: str, body: EraseIn, memory: Mem) -> dict[str, Any]:
+        return memory.erase(event_id, body.reason, body.by).to_json()
+
+    @app.post("/v1/conflicts/{conflict_id}/dismiss")
+    def dismiss(conflict_id: str, body: DismissIn, memory: Mem) -> dict[str, Any]:
+        return memory.dismiss(conflict_id, body.reason).to_json()
+
+    @app.get("/v1/artifacts/{artifact_id}/lineage")
+    def lineage(
+        artifact_id: str,
+        memory: Mem,
+        format: Annotated[str, Query(pattern="^(prov-json|dot|mermaid)$")] = "prov-json",
+    ) -> Any:
+        memory.artifact(artifact_id)  # 404 for another tenant's
+        doc = memory.lineage(artifact_id, format)
+        return doc if isinstance(doc, dict) else PlainTextResponse(doc)
+
+    @app.get("/v1/subjects/{subject}/why")
+    def why(
+        subject: str, memory: Mem, q: Annotated[str, Query(min_length=1, max_length=2000)]
+    ) -> dict[str, Any]:
+        known_subject(memory, subject)
+        return memory.why(subject, q).to_json()
+
+    @app.get("/v1/subjects/{subject}/audit")
+    def audit(subject: str, memory: Mem) -> dict[str, Any]:
+        known_subject(memory, subject)
+        return memory.audit(subject).to_json()
+
+    @app.get("/v1/jobs")
+    def jobs(memory: Mem) -> list[dict[str, Any]]:
+        return [j.to_json() for j in memory.jobs()]
+
+    @app.post("/v1/jobs")
+    def queue_jobs(body: JobsIn, memory: Mem) -> list[dict[str, Any]]:
+        for subject in body.subjects:
+            known_subject(memory, subject)
+        return [j.to_json() for j in memory.queue(body.subjects, force=body.force)]
+
+    @app.post("/v1/eval")
+    def evaluate(body: EvalIn, memory: Mem) -> dict[str, Any]:
+        return memory.eval(body.subjects, sample=body.sample).to_json()
+
+    @app.get("/v1/release")
+    def release_mode(memory: Mem) -> dict[str, Any]:
+        return {"mode": memory.release_mode()}
+
+    @app.post("/v1/release")
+    def set_release_mode(body: ModeIn, memory: Mem) -> dict[str, Any]:
+        return {"mode": memory.release_mode(body.mode)}
+
+    @app.post("/v1/release/fail")
+    def release_fail(memory: Mem) -> dict[str, Any]:
+        return memory.release_fail()
+
+    @app.get("/v1/reviews")
+    def reviews(memory: Mem) -> list[dict[str, Any]]:
+        return memory.reviews()
+
+    @app.get("/v1/reviews/{artifact_id}")
+    def review(artifact_id: str, memory: Mem) -> dict[str, Any]:
+        return memory.review(artifact_id)
+
+    @app.post("/v1/reviews/{artifact_id}/approve")
+    def approve(artifact_id: str, body: DecisionIn, memory: Mem) -> dict[str, Any]:
+        return memory.approve(artifact_id, body.reviewer, body.reason).to_json()
+
+    @app.post("/v1/reviews/{artifact_id}/reject")
+    def reject(artifact_id: str, body: DecisionIn, memory: Mem) -> dict[str, Any]:
+        return memory.reject(artifact_id, body.reviewer, body.reason).to_json()
 
     app.include_router(review_router())
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)

@@ -181,3 +181,22 @@ def test_bad_policy_input_changes_nothing(memory: Memory) -> None:
         memory.set_temporal_policy(["fact=sometimes"])
     assert memory.policy()["temporal"]["version"] == 1
     assert memory.policy_history() == []
+
+
+def test_a_reversal_said_with_now_is_the_same_topic(memory: Memory) -> None:
+    """ "I love opera." (2025) then "I hate opera now." (2026): the user hates opera now."""
+    memory.add(
+        [
+            {"id": "o-1", "subject": "u", "text": "I love opera.", "at": "2025-06-02T09:01:00Z"},
+            {
+                "id": "o-2",
+                "subject": "u",
+                "text": "I hate opera now.",
+                "at": "2026-02-10T09:00:00Z",
+            },
+        ]
+    )
+    assert [e.id for e in memory.events("u", valid_only=True)] == ["o-2"]
+    assert memory.consolidate("u").switched
+    summary = memory.recall("u").summary or ""
+    assert "I hate opera now." in summary and "I love opera." not in summary

@@ -153,14 +153,14 @@ def _stance(clause: str, polarity: bool) -> int:
     return 1 if polarity else -1
 
 
+# Words that say when or how strongly, not what about: "I hate opera now" is about opera.
+_FILLERS = frozenset({"now", "anymore", "really", "actually", "still", "again", "just", "so"})
+
+
 def _topic(clause: str) -> str:
     lexicon = _sentiment().lexicon
-    words = clause.replace("’", "'").split()
-    kept = [
-        w.strip('.,;:!?"()')
-        for w in words
-        if w.strip('.,;:!?"()') not in lexicon and w.strip('.,;:!?"()') not in _NEGATORS
-    ]
+    words = [w.strip('.,;:!?"()') for w in clause.replace("’", "'").split()]
+    kept = [w for w in words if w not in lexicon and w not in _NEGATORS and w not in _FILLERS]
     return " ".join(w for w in kept if w)
 
 

@@ -285,7 +285,7 @@ _STOPWORDS = _words(
     also very about into per each every all any some up out it's i'm we're let's please
     which who what when where how get got our ours yours us also such via both either other
     another own same too s t don't doesn't didn't won't can't isn't aren't wasn't weren't
-    shouldn't mustn't
+    shouldn't mustn't now anymore really actually
     """
 )
 _TRIGGER_WORDS = _NEGATORS | _words(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..api import Memory
+from ..render import render
 
 SUBJECT = "user-7"
 
@@ -52,6 +53,12 @@ def _steps(memory: Memory, say: Callable[[str], None]) -> dict[str, Any]:
     say(f"appended {seen['appended']} events (append-only; a retry would be a no-op)")
     conflict = memory.conflict("d-12", "d-13", key="office")
     say(f"declared {conflict.conflict_id}: 'My office is in Madrid.' vs 'My office is in Seville.'")
+    for op in memory.audit(SUBJECT).doc.get("operations", []):
+        if str(op.get("reason", "")).startswith("detected"):
+            say(
+                f"detected by the raw layer: {op['kind']} {op.get('target')} / {op.get('other')}"
+                f" ({op['reason']})"
+            )
 
     _heading(say, "2. Consolidate through the fidelity gate and the alias switch")
     result = memory.consolidate(SUBJECT)
@@ -62,7 +69,22 @@ def _steps(memory: Memory, say: Callable[[str], None]) -> dict[str, Any]:
     say(recalled.summary or "")
     seen["summary"] = recalled.summary
 
-    _heading(say, "3. Revoke a source: the summary leaves recall at once")
+    _heading(say, "3. Recall for a task: a query within a 120-token budget")
+    say("(constraints, negations, open items and conflicts are never cut for relevance)")
+    focused = memory.recall(SUBJECT, query="deploy budget for ORION", budget=120)
+    seen["query"] = {"tokens": focused.tokens, "over_budget": focused.over_budget}
+    say(render(focused, "markdown"))
+
+    _heading(say, "4. Which message produced this memory?")
+    why = memory.why(SUBJECT, "4,500 EUR")
+    seen["why"] = why.to_json()
+    for match in why.matches[:1]:
+        for link in match.get("chain", []):
+            say(
+                f"  {link['event_id']} ({link['at']}, {link.get('validity', 'valid')}): {link['text']}"
+            )
+
+    _heading(say, "5. Revoke a source: the summary leaves recall at once")
     revoked = memory.revoke("d-05", reason="the budget line was a typo")
     say(f"revoked d-05; stale: {', '.join(revoked.stale)}")
     after = memory.recall(SUBJECT)
@@ -73,7 +95,7 @@ def _steps(memory: Memory, say: Callable[[str], None]) -> dict[str, Any]:
     say(f"rebuilt from still-valid inputs: {rebuilt.artifact.id} switched={rebuilt.switched}")
     say(f"recall mode: {memory.recall(SUBJECT).mode}")
 
-    _heading(say, "4. Evaluate: rebuild without switching and measure")
+    _heading(say, "6. Evaluate: rebuild without switching and measure")
     report = memory.eval(save=True)
     metrics = report.overall()
     seen["eval"] = metrics

@@ -80,9 +80,8 @@ def _steps(memory: Memory, say: Callable[[str], None]) -> dict[str, Any]:
     seen["why"] = why.to_json()
     for match in why.matches[:1]:
         for link in match.get("chain", []):
-            say(
-                f"  {link['event_id']} ({link['at']}, {link.get('validity', 'valid')}): {link['text']}"
-            )
+            state = link.get("validity", "valid")
+            say(f"  {link['event_id']} ({link['at']}, {state}): {link['text']}")
 
     _heading(say, "5. Revoke a source: the summary leaves recall at once")
     revoked = memory.revoke("d-05", reason="the budget line was a typo")

@@ -24,7 +24,7 @@ from memlineage.http import create_app
 EVENTS = [
     {"id": "m-1", "subject": "user-7", "text": "Never deploy on Fridays.", "kind": "constraint"},
     {"id": "m-2", "subject": "user-7", "text": "I love jazz."},
-    {"id": "m-3", "subject": "user-7", "text": "I hate jazz."},
+    {"id": "m-3", "subject": "user-7", "text": "Jazz gets on my nerves."},
 ]
 
 

@@ -12,12 +12,9 @@ $(BIN)/memlineage: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	@touch $@
 
-## run: the main job on the embedded SQLite default: add events, consolidate, recall
+## run: the main job on the embedded SQLite default: the guided demo on a fresh file
 run: $(BIN)/memlineage
-	$(BIN)/memlineage add examples/quickstart.jsonl --db $(DB)
-	$(BIN)/memlineage conflict m-3 m-4 --key preference:music --db $(DB)
-	$(BIN)/memlineage consolidate user-7 --db $(DB)
-	$(BIN)/memlineage recall user-7 --db $(DB)
+	$(BIN)/memlineage demo
 
 ## test: the whole suite on SQLite and PostgreSQL (PostgreSQL is required when CI=true)
 test: $(BIN)/memlineage

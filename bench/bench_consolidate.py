@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import locomo
 from common import report
 from memlineage import Memory
 from memlineage import consolidate as consolidation
+from memlineage.datasets import locomo
 from memlineage.extract import _cached_event_items
 from memlineage.tokens import default_tokenizer
 from synthetic import stream

@@ -118,6 +118,19 @@ class StoreCore(abc.ABC):
             raise NotFound(f"no event {event_id!r} in tenant {tenant!r}", field=field)
         return str(row[0])
 
+    def _conflict_sides(self, tenant: str, conflict_id: str) -> tuple[str, str, str]:
+        """(subject, a, b) of a declared or detected conflict. Read before the lock: a
+        conflict's subject and sides never change."""
+        with self._read() as tx:
+            row = tx.one(
+                "SELECT subject, target, other FROM operations"
+                " WHERE tenant = ? AND conflict_id = ? AND kind = 'conflict'",
+                (tenant, conflict_id),
+            )
+        if row is None:
+            raise NotFound(f"no conflict {conflict_id!r} in tenant {tenant!r}", field="conflict")
+        return str(row[0]), str(row[1]), str(row[2])
+
     def _state(self, tx: Tx, tenant: str, subject: str, ids: Sequence[str]) -> SourceState:
         """The raw layer's verdict on the events ``ids`` of one subject, read under the lock."""
         return self._events_and_state(tx, tenant, subject, ids)[1]

@@ -218,15 +218,7 @@ class DetectionMixin(PoliciesMixin):
         self, tenant: str, conflict_id: str, reason: str | None = None
     ) -> OpResult:
         """Take a conflict back (detected or declared): both sides count again."""
-        with self._read() as tx:
-            row = tx.one(
-                "SELECT subject, target, other FROM operations"
-                " WHERE tenant = ? AND conflict_id = ? AND kind = 'conflict'",
-                (tenant, conflict_id),
-            )
-        if row is None:
-            raise NotFound(f"no conflict {conflict_id!r} in tenant {tenant!r}", field="conflict")
-        subject, a, b = row
+        subject, a, b = self._conflict_sides(tenant, conflict_id)
         with self._write() as tx:
             clock = self._lock_clock(tx, tenant, subject)
             assert clock is not None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import BadInput, NotFound
+from ..errors import BadInput
 from ..ingest import parse_taint
 from ..model import TRUST_LEVELS, OpKind
 from .core import StoreCore
@@ -86,15 +86,7 @@ class OperationsMixin(StoreCore):
 
     def resolve_conflict(self, tenant: str, conflict_id: str, winner: str) -> OpResult:
         """Resolve a conflict for ``winner``; the other side becomes invalid (I3)."""
-        with self._read() as tx:
-            row = tx.one(
-                "SELECT subject, target, other FROM operations"
-                " WHERE tenant = ? AND conflict_id = ? AND kind = 'conflict'",
-                (tenant, conflict_id),
-            )
-        if row is None:
-            raise NotFound(f"no conflict {conflict_id!r} in tenant {tenant!r}", field="conflict")
-        subject, a, b = row
+        subject, a, b = self._conflict_sides(tenant, conflict_id)
         if winner not in (a, b):
             raise BadInput(f"winner must be {a!r} or {b!r}", field="winner")
         with self._write() as tx:

@@ -36,6 +36,9 @@ CASES = Path(__file__).parent / "data" / "extraction_cases.jsonl"
 # Sentences for polarity after a value, past-tense weekdays, local days, lexicon
 # preferences, ambiguous units, short ids and upper-case scopes.
 PRECISION_CASES = Path(__file__).parent / "data" / "extraction_cases_precision.jsonl"
+# Third-person observations of a chat and conversational rules: constraint words used
+# for habits, guesses and descriptions, next to real constraints said in passing.
+NARRATIVE_CASES = Path(__file__).parent / "data" / "extraction_cases_narrative.jsonl"
 AT = "2024-03-01T10:00:00Z"  # a Friday
 PERFECT_RECALL = ("constraint", "negation", "number", "id", "scope")
 
@@ -106,6 +109,8 @@ SETS: tuple[tuple[str, str, Path], ...] = (
     ("holdout", "holdout", CASES),
     ("precision tuning", "tuning", PRECISION_CASES),
     ("precision holdout", "holdout", PRECISION_CASES),
+    ("narrative tuning", "tuning", NARRATIVE_CASES),
+    ("narrative holdout", "holdout", NARRATIVE_CASES),
 )
 
 
@@ -156,6 +161,59 @@ def test_accuracy_on_the_precision_holdout() -> None:
     assert tp / (tp + fn) >= 0.94 and tp / (tp + fp) >= 0.94
 
 
+def ratios(scores: dict[str, tuple[int, int, int]], kind: str) -> tuple[float, float]:
+    """(precision, recall) of one kind; 1.0 where nothing was found or expected."""
+    tp, fp, fn = scores.get(kind, (0, 0, 0))
+    return (tp / (tp + fp) if tp + fp else 1.0, tp / (tp + fn) if tp + fn else 1.0)
+
+
+def test_narrative_set_is_large_with_a_holdout() -> None:
+    tuning, holdout = split("tuning", NARRATIVE_CASES), split("holdout", NARRATIVE_CASES)
+    assert len(tuning) + len(holdout) >= 80 and len(holdout) >= 30
+    expected = [e["kind"] for c in tuning + holdout for e in c["expected"]]
+    assert expected.count("constraint") >= 25  # real constraints, said in conversation
+    assert sum(1 for c in tuning + holdout if not c["expected"]) >= 40  # nothing to keep
+
+
+#: (precision, recall) per kind, as measured after the narrative rules. Before them,
+#: constraint precision was 0.321 (17/53) on the tuning split and 0.316 (12/38) on
+#: the holdout. Preferences told in the perfect or the past ('has always liked') are
+#: not read (see docs/extraction.md), hence their recall.
+NARRATIVE_TUNING = {
+    "constraint": (1.0, 1.0),
+    "date": (1.0, 1.0),
+    "decision": (1.0, 1.0),
+    "money": (1.0, 1.0),
+    "negation": (1.0, 1.0),
+    "number": (1.0, 1.0),
+    "preference": (1.0, 0.33),
+}
+#: the holdout, scored once after the rules (never tuned on): constraint 12/14
+#: precision ('a limited run', 'you should definitely check out ...'), with a margin
+NARRATIVE_HOLDOUT = {
+    "constraint": (0.8, 0.9),
+    "date": (0.9, 0.9),
+    "decision": (0.9, 0.9),
+    "money": (0.9, 0.9),
+    "negation": (0.9, 0.9),
+    "number": (0.9, 0.9),
+    "preference": (0.9, 0.0),
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "floors"), [("tuning", NARRATIVE_TUNING), ("holdout", NARRATIVE_HOLDOUT)]
+)
+def test_accuracy_on_the_narrative_set(name: str, floors: dict[str, tuple[float, float]]) -> None:
+    scores = score(split(name, NARRATIVE_CASES))
+    print("\n" + table(scores))
+    assert set(scores) <= set(floors)
+    for kind, (precision, recall) in floors.items():
+        p, r = ratios(scores, kind)
+        assert p >= precision, f"{kind}: precision {p:.3f}"
+        assert r >= recall, f"{kind}: recall {r:.3f}"
+
+
 # ---------------------------------------------------------------------------
 # kinds
 
@@ -182,6 +240,83 @@ def test_limit_idioms_are_not_negations() -> None:
         ("money", 500, "USD", True),
         ("constraint", "spend no more than $500", None, True),
     ]
+
+
+def clause_kinds(text: str) -> list[tuple[str, bool]]:
+    return [(k, p) for k, _, _, p in found(text) if k in ("constraint", "negation", "preference")]
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        # a capitalised keyword inside a sentence is a name
+        ("Ravi had to say goodbye to his old dog, Max.", []),
+        ("Sam walks Max and Min every morning.", []),
+        ("Max, the neighbours' beagle, barks at night.", []),  # no number: a name
+        # hyphenated and fixed compounds
+        ("Lisbon is a must-visit city.", []),
+        ("He calls his guitar a must-have in his life.", []),
+        ("She wore a jacket from a limited edition line of clothing.", []),
+        # a guess, not an obligation
+        ("Winning the final must have been thrilling.", []),
+        ("You must be so proud of her.", []),
+        ("That must've been hard.", []),
+        # 'not only ... but also'
+        ("Dev has not only met the mayor but also shaken her hand.", []),
+        # a character or a past habit; the supportive idioms
+        ("Nina has always liked turtles.", []),
+        ("She has always been there for me.", []),
+        ("Marcus is always looking to up his game.", []),
+        ("Her mom loved roses and they always made her happy.", []),
+        ("Kofi will always be there for his brother.", []),
+        ("His friends are always there to have his back.", []),
+        # descriptions and past narrative
+        ("The project required research and networking.", []),
+        ("The game only requires a gamepad.", []),
+        ("Omar had to leave early.", []),
+        ("Theo moved to Berlin after March 2023.", []),
+        # the other kinds stay what they are
+        ("Ana has always liked jazz but doesn't like opera.", [("negation", False)]),
+        ("Max, the neighbours' beagle, loves long walks.", [("preference", True)]),
+    ],
+)
+def test_narrative_uses_of_constraint_words_are_not_constraints(
+    text: str, kinds: list[tuple[str, bool]]
+) -> None:
+    assert clause_kinds(text) == kinds
+
+
+@pytest.mark.parametrize(
+    ("text", "polarity"),
+    [
+        ("Always reply in Spanish.", True),
+        ("I must leave by 5pm.", True),
+        ("Never book flights before 9am.", False),
+        ("The budget is at most $500.", True),
+        ("Only use the staging database.", True),
+        ("Max 3 meetings a day.", True),
+        ("No interview is required, only ID.", False),  # the clause's negation parity
+        ("You must have a passport to board.", True),
+        ("Deploys must be approved by two reviewers.", True),
+        ("I always fly business class.", True),  # a standing habit in the present
+        ("The report must be signed.", True),
+        ("Limit spending to $200.", True),
+        # the rule-stating sense of the same words
+        ("Note: Always reply in Spanish.", True),  # after an opening, not a name
+        ("Reply by noon; Always cc Ana.", True),
+        ("MAX 3 retries per job.", True),
+        ("Deploys are always reviewed by two people.", True),
+        ("Invoices are only accepted in EUR.", True),
+        ("The venue only takes cash.", True),
+        ("It not only requires a passport but also a visa.", True),
+        ("The report must have been signed by the CFO.", True),
+        ("You must be very careful with the knives.", True),
+        ("Guests were required to wear masks.", True),
+        ("We decided we will meet after June 5.", True),
+    ],
+)
+def test_constraints_said_in_conversation_stay_constraints(text: str, polarity: bool) -> None:
+    assert ("constraint", polarity) in clause_kinds(text)
 
 
 def test_constraint_value_is_the_clause_and_polarity_its_parity() -> None:
@@ -528,6 +663,7 @@ def test_preference_polarity_comes_from_the_lexicon(text: str, polarity: bool) -
         "Audrey worries about her dogs.",
         "Audrey is using treats to help with her dogs' problems.",
         "Dance has been Jon's stress relief.",
+        "Mei's friends cheer her on.",  # after a possessive name, 'friends' is a noun
     ],
 )
 def test_events_and_imperatives_are_not_preferences(text: str) -> None:

@@ -252,8 +252,8 @@ _CONSTRAINT = re.compile(
 )
 _IMPERATIVE = re.compile(r"^(?:please\s+)?(?:never|don't|do\s+not|don’t)\b")
 _TEMPORAL_LIMIT = re.compile(
-    r"\b(?:before|after|by|until|till|no\s+later\s+than|no\s+earlier\s+than|not\s+before"
-    r"|not\s+after|due)\s+(?:the\s+|end\s+of\s+)?$",
+    r"\b(?P<word>before|after|by|until|till|no\s+later\s+than|no\s+earlier\s+than"
+    r"|not\s+before|not\s+after|due)\s+(?:the\s+|end\s+of\s+)?$",
     re.IGNORECASE,
 )
 _PREFERENCE = re.compile(
@@ -299,6 +299,54 @@ _TRIGGER_WORDS = _NEGATORS | _words(
     """
 )
 
+
+# Keywords used in a sense that states no rule. Narrative memories ("Sam has always
+# liked turtles", "that must have been thrilling") use the constraint words for habits,
+# guesses and descriptions; a constraint is always in the agent's context, so a false
+# one crowds out what matters. Each sense is a word next to the keyword, read by
+# ``_states_no_rule``; the keyword is then blanked from the text _CONSTRAINT reads.
+#: 'must have' + a participle, 'must be' + a feeling: a guess, not an obligation
+_PARTICIPLES = _words("seen taken gone known done given gotten become grown shown")
+_FEELINGS = _words(
+    """
+    proud thrilled thrilling excited exciting exhausted exhausting tired tiring relieved
+    relief amazing awesome great nice lovely wonderful incredible fun hard tough difficult
+    scary nervous stressful overwhelming heartbreaking devastating rewarding frustrating
+    lonely sad happy crazy dream blast nightmare
+    """
+)
+#: 'must be so ...', 'must be such ...': an exclamation; other degree words need a feeling
+#: ('must be very careful' stays a rule)
+_EXCLAIM = _words("so such")
+_GUESS_DEGREE = _words("really very quite pretty super incredibly absolutely truly")
+_HAVE = _words("have has had i've we've you've they've")
+_BE_NOW = _words("am is are be being i'm we're you're they're he's she's it's that's")
+_BE_PAST = _words("was were")
+#: 'the game only requires a controller': how little it takes, not a rule
+#: ('the venue only takes cash' is one, so 'takes' is not here)
+_ONLY_TAKES = _words("require requires")
+#: what may follow a past verb ('only started running', 'only wanted to'), never a noun
+_AFTER_VERB = _words(
+    """
+    to a an the his her their my our your its it him them me us this that some last
+    yesterday recently when after before in on at for with once back up out
+    """
+)
+#: before 'required' as an adjective or passive ('is required', 'the required forms')
+_BEFORE_REQUIRED = _words(
+    "is are am was were be been being not no the a an any all if as when where unless also"
+)
+#: after 'required' as a rule ('required to', 'required by law', 'required for entry')
+_AFTER_REQUIRED = _words(
+    """
+    to by for in on at every within before after from of under unless if when and or but
+    """
+)
+#: a capitalised keyword that opens a sentence is a name unless a number follows
+_NAME_KEYWORDS = _words("max")
+#: 'Max' mid-sentence: capital then lower case, after a word or a comma
+_TITLE_CASE = re.compile(r"[A-Z][a-z]+")
+_DIGIT = re.compile(r"\d")
 
 # value polarity: what may stand between a negation and the value it governs
 _GAP_LIMIT = 60
@@ -776,10 +824,15 @@ def _inside(intervals: list[tuple[int, int]], offset: int) -> bool:
 
 
 def _clause_kind(
-    clause: str, sentence: _Sentence, offset: int, predicate: _Predicate | None, negations: int
+    clause: str,
+    sentence: _Sentence,
+    bounds: tuple[int, int],
+    predicate: _Predicate | None,
+    negations: int,
 ) -> str | None:
     """``negations``: the clause's negations, less those of its predicate ("can't stand")."""
-    if _IMPERATIVE.match(clause) or _CONSTRAINT.search(clause):
+    offset, end = bounds
+    if _IMPERATIVE.match(clause) or _states_a_rule(clause, sentence, offset, end):
         return "constraint"
     if _has_temporal_limit(sentence, offset, offset + len(clause)):
         return "constraint"
@@ -793,12 +846,193 @@ def _clause_kind(
 
 
 def _has_temporal_limit(sentence: _Sentence, start: int, end: int) -> bool:
+    """A date after 'before', 'by', 'until', 'due', ... in the clause.
+
+    'before'/'after' a date in a clause told in the past ('Theo moved to Berlin
+    after March 2023') say when something happened, not a limit to keep.
+    """
+    told_in_past: bool | None = None  # read once per clause, on the first 'before'/'after'
     for span in sentence.spans_in(start, end):
-        if span.kind == "date":
-            before = sentence.text[max(start, span.start - 30) : span.start]
-            if _TEMPORAL_LIMIT.search(before):
-                return True
+        if span.kind != "date":
+            continue
+        window = max(start, span.start - 30)
+        limit = _TEMPORAL_LIMIT.search(sentence.text, window, span.start)
+        if limit is None:
+            continue
+        if limit["word"].casefold() in ("before", "after"):
+            if told_in_past is None:
+                told_in_past = _told_in_past(sentence.text, start, end)
+            if told_in_past:
+                continue
+        return True
     return False
+
+
+def _told_in_past(text: str, start: int, end: int) -> bool:
+    """A past verb ('moved', 'went') in the clause and no future ('will', 'next')."""
+    if _FUTURE.search(text, start, end):
+        return False
+    previous = ""
+    for match in _WORD.finditer(text, start, end):
+        word = match.group().casefold().replace("’", "'")
+        if _past_form(word, previous):
+            return True
+        previous = word
+    return False
+
+
+def _past_form(word: str, previous: str) -> bool:
+    """'went', 'was', or an '-ed' verb not after 'is'/'will'/... ('is required' is not past)."""
+    return word in _PAST_FORMS or (
+        word.endswith("ed")
+        and len(word) > 3
+        and word not in _NOT_PAST_ED
+        and previous not in _PASSIVE_AUX
+    )
+
+
+def _states_a_rule(clause: str, sentence: _Sentence, start: int, end: int) -> bool:
+    """A constraint keyword in the clause, used in a sense that states a rule.
+
+    Most clauses hold no keyword at all, so the senses are read only when one is there.
+    """
+    return bool(_CONSTRAINT.search(clause)) and bool(
+        _CONSTRAINT.search(_rule_text(sentence, start, end))
+    )
+
+
+def _rule_text(sentence: _Sentence, start: int, end: int) -> str:
+    """The clause as the constraint patterns read it: case-folded, each keyword used
+    in a sense that states no rule (``_states_no_rule``) blanked out."""
+    text = sentence.text
+    words = list(_WORD.finditer(text, start, end))
+    folded = [m.group().casefold().replace("’", "'") for m in words]
+    has_digit = _DIGIT.search(text, start, end) is not None
+    parts: list[str] = []
+    at = start
+    for i, match in enumerate(words):
+        if _is_name(text, match, has_digit) or _states_no_rule(folded, i, text, words):
+            parts.append(text[at : match.start()])
+            parts.append(" " * len(match.group()))
+            at = match.end()
+    parts.append(text[at:end])
+    return "".join(parts).casefold().replace("’", "'").strip()
+
+
+def _is_name(text: str, match: re.Match[str], has_digit: bool) -> bool:
+    """A capitalised word inside a sentence is a name ('his dog, Max', 'Sam met Max');
+    at the start of one, 'Max' is a name unless a number follows ('Max 3 meetings')."""
+    word = match.group()
+    if _TITLE_CASE.fullmatch(word) is None:
+        return False  # lower case, or 'ALWAYS' written for emphasis
+    before = match.start() - 1
+    while before >= 0 and text[before].isspace():
+        before -= 1
+    if before >= 0 and (text[before].isalnum() or text[before] == ","):
+        return True  # not after an opening (start, ':', ';', a quote, a bracket)
+    return word.casefold() in _NAME_KEYWORDS and not has_digit
+
+
+def _states_no_rule(words: list[str], i: int, text: str, matches: list[re.Match[str]]) -> bool:
+    """Is ``words[i]`` a constraint keyword used for a habit, a guess or a description?
+
+    'a must-visit city', 'must have been thrilling', 'you must be so proud', 'not only
+    ... but also', 'has always liked', 'is always looking', 'they always made her
+    smile', 'always be there for him', 'was only an hour', 'only got back', 'only
+    requires a controller', 'the trip required months of planning', 'a limited
+    edition'. The senses that state a rule keep the word: 'I always fly business',
+    'must have a passport', 'must be signed', 'use only approved vendors', 'is required'.
+    """
+    word = words[i]
+    if word == "must've":
+        return True  # the contraction is only ever a guess about the past
+    if word not in ("must", "always", "only", "required", "require", "requires", "limited"):
+        return False
+    end = matches[i].end()
+    if text[end : end + 1] == "-" and text[end + 1 : end + 2].isalpha():
+        return True  # 'must-have', 'always-on', 'limited-edition': part of a compound
+    previous = words[i - 1] if i else ""
+    following = words[i + 1] if i + 1 < len(words) else ""
+    after = words[i + 2] if i + 2 < len(words) else ""
+    if word == "must":
+        return _guessed(words, i)
+    if word == "always":
+        return _habit(previous, following, after)
+    if word == "only":
+        return _just(previous, following, after, i)
+    if word == "required":
+        spaced = i + 1 < len(words) and not text[end : matches[i + 1].start()].strip()
+        return _past_required(previous, following if spaced else "")
+    if word in _ONLY_TAKES:  # 'X only requires Y', but not 'not only requires Y but also Z'
+        return previous == "only" and i >= 2 and words[i - 2] != "not" and following != "to"
+    return following in ("edition", "time")  # 'a limited edition line': a product
+
+
+def _guessed(words: list[str], i: int) -> bool:
+    """'must have been', 'must have felt', "must've", 'must be so proud', 'must be a relief'."""
+    following = words[i + 1] if i + 1 < len(words) else ""
+    if following == "have":
+        participle = words[i + 2] if i + 2 < len(words) else ""
+        if participle == "been":
+            # 'must have been thrilling', but a rule in the perfect passive stays one:
+            # 'must have been signed by the CFO'
+            state = words[i + 3] if i + 3 < len(words) else ""
+            return state in _FEELINGS or not _past_form(state, "been")
+        return participle in _PARTICIPLES or _past_form(participle, "have")
+    if following != "be":
+        return False
+    j = i + 2
+    if j < len(words) and words[j] in ("a", "an"):
+        j += 1
+    if j < len(words) and words[j] in _EXCLAIM:
+        return True
+    while j < len(words) and words[j] in _GUESS_DEGREE:
+        j += 1
+    return j < len(words) and words[j] in _FEELINGS
+
+
+def _habit(previous: str, following: str, after: str) -> bool:
+    """'always' for a character or a past habit, not a standing rule."""
+    return (
+        previous in _HAVE  # 'has always liked': the perfect tells a life so far
+        or following == "been"  # "she's always been there"
+        or previous in _BE_PAST  # 'were always supportive'
+        or (previous in _BE_NOW and following.endswith("ing") and len(following) > 5)
+        or following == "there"  # 'always there to have his back'
+        or (following == "be" and after == "there")  # 'always be there for him'
+        or (following == "up" and after == "for")  # 'always up for a challenge'
+        or (previous not in _BE_NOW and _past_form(following, "always"))  # 'always made'
+    )
+
+
+def _past_required(previous: str, following: str) -> bool:
+    """'the bakery required months of planning': a verb in the past with a subject
+    before it and an object after it; not 'is required', 'the required forms',
+    'required to', 'required by law' (``following`` is empty after punctuation)."""
+    return (
+        bool(previous)
+        and bool(following)
+        and previous not in _BEFORE_REQUIRED
+        and not previous.endswith(("n't", "'s", "'re"))
+        and following not in _AFTER_REQUIRED
+    )
+
+
+def _just(previous: str, following: str, after: str, i: int) -> bool:
+    """'only' meaning 'just' or 'merely', not a restriction (``i``: its index)."""
+    if previous in ("not", "had") or previous in _BE_PAST:
+        return True  # 'not only ... but also', 'it was only a matter of time'
+    if i and previous and following in _ONLY_TAKES and after != "to":
+        return True  # 'the game only requires a controller': all it takes
+    if following in _PAST_FORMS:
+        return True  # 'Priya only got back'
+    # 'only started running' (a past verb), not 'only approved vendors' (an adjective)
+    # nor 'are only accepted in EUR' (a passive)
+    return (
+        previous not in _BE_NOW
+        and _past_form(following, "only")
+        and (after in _AFTER_VERB or after.endswith("ing") or not after)
+    )
 
 
 def _clause_items(sentence: _Sentence, scope: str, entity: str) -> Iterator[_Found]:
@@ -809,7 +1043,7 @@ def _clause_items(sentence: _Sentence, scope: str, entity: str) -> Iterator[_Fou
         predicate = _attitude(raw)
         # the clause's negations, counted once per sentence on its original text
         negations = len(sentence.negation_marks[start]) - (predicate.absorbed if predicate else 0)
-        kind = _clause_kind(clause, sentence, start, predicate, negations)
+        kind = _clause_kind(clause, sentence, (start, end), predicate, negations)
         if kind is None:
             continue
         polarity = negations % 2 == 0
@@ -1016,7 +1250,8 @@ def _is_subject(tokens: list[tuple[str, str]], i: int) -> bool:
     return (
         word in _SUBJECTS
         or (i == 1 and tokens[0][1] in _POSSESSIVES)
-        or (i == 0 and raw[:1].isupper() and word not in _STOPWORDS)
+        # "Mei's friends are ...": a possessive names whose noun follows, not a subject
+        or (i == 0 and raw[:1].isupper() and word not in _STOPWORDS and not word.endswith("'s"))
     )
 
 
@@ -1199,12 +1434,7 @@ def _past_tense_around(sentence: _Sentence, start: int, end: int) -> bool:
     previous = ""
     for match in _WORD.finditer(text, lo, hi):
         word = match.group().casefold().replace("’", "'")
-        if word in _PAST_FORMS or (
-            word.endswith("ed")
-            and len(word) > 3
-            and word not in _NOT_PAST_ED
-            and previous not in _PASSIVE_AUX
-        ):
+        if _past_form(word, previous):
             return True
         previous = word
     return False

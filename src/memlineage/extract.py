@@ -959,7 +959,7 @@ def _states_no_rule(words: list[str], i: int, text: str, matches: list[re.Match[
     if word == "always":
         return _habit(previous, following, after)
     if word == "only":
-        return _just(previous, following, after, i)
+        return _just(previous, following, after)
     if word == "required":
         spaced = i + 1 < len(words) and not text[end : matches[i + 1].start()].strip()
         return _past_required(previous, following if spaced else "")
@@ -1018,11 +1018,11 @@ def _past_required(previous: str, following: str) -> bool:
     )
 
 
-def _just(previous: str, following: str, after: str, i: int) -> bool:
-    """'only' meaning 'just' or 'merely', not a restriction (``i``: its index)."""
+def _just(previous: str, following: str, after: str) -> bool:
+    """'only' meaning 'just' or 'merely', not a restriction."""
     if previous in ("not", "had") or previous in _BE_PAST:
         return True  # 'not only ... but also', 'it was only a matter of time'
-    if i and previous and following in _ONLY_TAKES and after != "to":
+    if previous and following in _ONLY_TAKES and after != "to":
         return True  # 'the game only requires a controller': all it takes
     if following in _PAST_FORMS:
         return True  # 'Priya only got back'

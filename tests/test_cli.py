@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from memlineage import Memory
 from memlineage.cli import main
+from memlineage.generators.base import GenerationRequest
+from memlineage.generators.deterministic import DeterministicGenerator
+from storedump import dump
 
 
 def run(db: str, *argv: str) -> tuple[int, Any]:
@@ -192,3 +197,148 @@ def test_consolidate_budget_and_recall_statements(db_url: str, tmp_path: Path) -
     assert statement["derivedFrom"] == ["b-2"]
     code, doc = run(db_url, "consolidate", "user-7", "--budget", "0")
     assert code == 2
+
+
+# -- consolidate of several subjects --
+
+SUBJECTS = [
+    {"id": "s-1", "subject": "user-1", "text": "Never deploy on Fridays.", "kind": "constraint"},
+    {"id": "s-2", "subject": "user-2", "text": "The budget is 40 EUR."},
+    {"id": "s-3", "subject": "user-3", "text": "I prefer tea."},
+]
+ONE_SUBJECT_KEYS = {
+    "artifact_id",
+    "status",
+    "switched",
+    "reason",
+    "covers_through",
+    "over_budget",
+    "gate",
+    "fallback",
+    "attempts",
+}
+SUMMARY_LINE = r"summary:{subject}:\d{{6}}-[0-9a-f]{{8}}: published, switched=True"
+
+
+def as_text(db: str, *argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main([*argv, "--db", db, "--tenant", "acme"], stdout=out)
+    return code, out.getvalue()
+
+
+class FailsFor(DeterministicGenerator):
+    """The built-in generator, except that the output for ``subject`` lacks its claims."""
+
+    def __init__(self, subject: str) -> None:
+        super().__init__()
+        self.subject = subject
+
+    def generate(self, request: GenerationRequest) -> dict[str, Any]:
+        output = super().generate(request)
+        if request.subject == self.subject:
+            del output["claims"]
+        return output
+
+
+def test_one_subject_prints_what_it_always_did(db_url: str, tmp_path: Path) -> None:
+    run(db_url, "add", write_jsonl(tmp_path / "e.jsonl", SUBJECTS))
+    code, text = as_text(db_url, "consolidate", "user-1")
+    assert code == 0 and re.fullmatch(SUMMARY_LINE.format(subject="user-1") + "\n", text)
+    code, doc = run(db_url, "consolidate", "user-2")
+    assert code == 0 and set(doc) == ONE_SUBJECT_KEYS
+
+
+def test_several_subjects_print_one_document_with_each_and_the_counts(
+    db_url: str, tmp_path: Path
+) -> None:
+    run(db_url, "add", write_jsonl(tmp_path / "e.jsonl", SUBJECTS))
+    code, doc = run(db_url, "consolidate", "user-2", "user-1", "user-2")
+    assert code == 0 and set(doc) == {"subjects", "switched", "failed"}
+    assert [d["subject"] for d in doc["subjects"]] == ["user-2", "user-1"]  # given order, once
+    assert all(set(d) == {"subject", *ONE_SUBJECT_KEYS} for d in doc["subjects"])
+    assert (doc["switched"], doc["failed"]) == (2, 0)
+    code, text = as_text(db_url, "consolidate", "user-3", "user-1")
+    lines = text.splitlines()
+    assert code == 0 and len(lines) == 3, text
+    assert re.fullmatch(SUMMARY_LINE.format(subject="user-3"), lines[0])
+    assert lines[1].startswith("summary:user-1:") and "up to date" in lines[1]
+    assert lines[2] == "2 subject(s): 1 switched, 0 gate(s) failed"
+
+
+def test_all_consolidates_every_subject_and_refuses_explicit_ones_too(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(db_url, "add", write_jsonl(tmp_path / "e.jsonl", SUBJECTS))
+    before = dump(db_url)
+    for argv in (["--all", "user-1"], ["user-1", "--all"], []):
+        capsys.readouterr()
+        assert run(db_url, "consolidate", *argv) == (2, None)
+        err = capsys.readouterr().err
+        assert err.startswith("memlineage: ") and err.count("\n") == 1, err
+        assert "--all" in err
+    assert dump(db_url) == before
+    code, doc = run(db_url, "consolidate", "--all")
+    assert code == 0 and [d["subject"] for d in doc["subjects"]] == ["user-1", "user-2", "user-3"]
+    assert doc["switched"] == 3
+    code, doc = run(db_url, "consolidate", "--all", "--force")
+    assert code == 0 and doc["switched"] == 3  # a rebuild of every subject
+
+
+def test_all_in_an_empty_tenant_has_nothing_to_do(db_url: str, tmp_path: Path) -> None:
+    run(db_url, "add", write_jsonl(tmp_path / "e.jsonl", SUBJECTS))
+    out = io.StringIO()
+    code = main(["consolidate", "--all", "--db", db_url, "--tenant", "other", "--json"], out)
+    assert code == 0 and json.loads(out.getvalue()) == {"subjects": [], "switched": 0, "failed": 0}
+
+
+def test_a_failing_gate_among_several_exits_1_and_the_others_are_consolidated(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(db_url, "add", write_jsonl(tmp_path / "e.jsonl", SUBJECTS))
+    monkeypatch.setattr(Memory, "generator", lambda *_a, **_k: FailsFor("user-2"))
+    code, doc = run(db_url, "consolidate", "user-1", "user-2", "user-3")
+    assert code == 1 and (doc["switched"], doc["failed"]) == (2, 1)
+    failed = doc["subjects"][1]
+    assert failed["subject"] == "user-2" and failed["gate"]["passed"] is False
+    assert failed["status"] == "rejected" and failed["switched"] is False
+    modes = {s: run(db_url, "recall", s)[1]["mode"] for s in ("user-1", "user-2", "user-3")}
+    assert modes == {"user-1": "summary", "user-2": "raw", "user-3": "summary"}
+    code, text = as_text(db_url, "consolidate", "user-2", "user-1")
+    assert code == 1 and text.splitlines()[-1] == "2 subject(s): 0 switched, 1 gate(s) failed"
+
+
+def test_an_unknown_subject_exits_2_and_nothing_is_consolidated(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(db_url, "add", write_jsonl(tmp_path / "e.jsonl", SUBJECTS))
+    before = dump(db_url)
+    capsys.readouterr()
+    assert run(db_url, "consolidate", "user-1", "nobody", "user-3") == (2, None)
+    err = capsys.readouterr().err
+    assert err == "memlineage: field 'subject': no events for subject 'nobody'\n"
+    assert dump(db_url) == before
+    assert run(db_url, "consolidate", "user-1", "user-2", "--budget", "0")[0] == 2
+    assert dump(db_url) == before
+
+
+@pytest.mark.parametrize("position", ["before", "after"])
+def test_several_subjects_with_global_options_before_or_after(
+    db_url: str, tmp_path: Path, position: str
+) -> None:
+    run(db_url, "add", write_jsonl(tmp_path / "e.jsonl", SUBJECTS))
+    options = ["--db", db_url, "--tenant", "acme", "--json"]
+    command = ["consolidate", "user-1", "user-3"]
+    out = io.StringIO()
+    argv = [*options, *command] if position == "before" else [*command, *options]
+    assert main(argv, stdout=out) == 0
+    doc = json.loads(out.getvalue())
+    assert [d["subject"] for d in doc["subjects"]] == ["user-1", "user-3"]
+    assert doc["switched"] == 2
+
+
+def test_release_fail_takes_the_tenant_as_its_argument(db_url: str, tmp_path: Path) -> None:
+    run(db_url, "add", write_jsonl(tmp_path / "e.jsonl", SUBJECTS))
+    out = io.StringIO()
+    assert main(["release", "fail", "acme", "--db", db_url, "--json"], stdout=out) == 0
+    doc = json.loads(out.getvalue())
+    assert doc["tenant"] == "acme" and len(doc["subjects"]) == 3

@@ -225,7 +225,7 @@ class RefusingStore:
 
     policy = None
 
-    def append(self, tenant: str, events: list[Any]) -> list[Appended]:
+    def append(self, tenant: str, events: list[Any], progress: Any = None) -> list[Appended]:
         raise NotFound("superseded event 'x' does not exist", line=2, field="supersedes")
 
     def close(self) -> None:

@@ -1,7 +1,7 @@
 """memlineage: memory consolidation for LLM agents with lineage and a fidelity gate."""
 
 from .api import Memory
-from .consolidate import Consolidation
+from .consolidate import Consolidation, Consolidations
 from .errors import BadInput, DuplicateEventId, MemlineageError, NotFound, SchemaTooNew, StoreError
 from .model import (
     Alias,
@@ -36,6 +36,7 @@ __all__ = [
     "Clock",
     "Conflict",
     "Consolidation",
+    "Consolidations",
     "DuplicateEventId",
     "Event",
     "Fact",

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, overload
 
@@ -24,6 +24,7 @@ from .generators.config import make_generator, resolve
 from .ingest import MAX_ID_LENGTH, check_event, parse_event
 from .model import Artifact, Event, NewEvent
 from .policy import TemporalPolicy, VersionedTrust, trust_policy
+from .progress import Progress, begin
 from .recall import Recall, RecallSet, finish, gather, ranks
 from .select import source_state
 from .store import open_store
@@ -91,6 +92,7 @@ class Memory:
         events: Iterable[Mapping[str, Any] | NewEvent],
         *,
         lines: Sequence[int] | None = None,
+        progress: Progress | None = None,
     ) -> list[Appended]:
         """Append events, all or nothing: a bad one leaves the store exactly as it was.
 
@@ -100,6 +102,9 @@ class Memory:
         names the offending event as ``line``: ``lines[i]`` for ``events[i]``
         when given (a JSONL reader passes the file's line numbers), else the
         1-based position in ``events``.
+
+        ``progress`` (see memlineage.progress) hears ``appending`` in events,
+        then ``detecting`` in new events (the contradiction job after the append).
         """
         parsed: list[NewEvent] = []
         for index, event in enumerate(events):
@@ -114,21 +119,23 @@ class Memory:
                 # the field keeps its "[index]." prefix, as before lines were reported
                 raise BadInput(exc.reason, line=line, field=f"[{index}].{exc.field or ''}") from exc
         try:
-            appended = self.store.append(self.tenant, parsed)
+            appended = self.store.append(self.tenant, parsed, progress)
         except BadInput as exc:  # the store names the 1-based position as the line
             if lines is None or exc.line is None or not 1 <= exc.line <= len(lines):
                 raise
             raise type(exc)(exc.reason, line=lines[exc.line - 1], field=exc.field) from exc
-        self._detect_after_append(appended)
+        self._detect_after_append(appended, progress)
         return appended
 
-    def _detect_after_append(self, appended: Sequence[Appended]) -> None:
+    def _detect_after_append(self, appended: Sequence[Appended], progress: Progress | None) -> None:
         """The detection job, right after the append committed (see store/detect.py)."""
         detect = getattr(self.store, "detect_conflicts", None)
         if detect is None or not self.detect_after_add:
             return
-        for subject in sorted({a.subject for a in appended if a.created}):
-            detect(self.tenant, subject)
+        created = [a.subject for a in appended if a.created]
+        checked = begin(progress, "detecting", len(created)) if created else None
+        for subject in sorted(set(created)):
+            detect(self.tenant, subject, checked)
 
     def revoke(self, event_id: str, reason: str | None = None) -> OpResult:
         return self.store.revoke(self.tenant, event_id, reason)
@@ -191,14 +198,22 @@ class Memory:
         reason: str | None = None,
         batch: int = 100,
         until_done: bool = True,
+        progress: Progress | None = None,
     ) -> tuple[VersionedTrust, list[Rollout]]:
-        """A new trust policy version, rolled out to every subject in batches of ``batch``."""
+        """A new trust policy version, rolled out to every subject in batches of ``batch``.
+
+        ``progress`` hears ``rolling out`` in subjects (those on an older version).
+        """
         store = self._validity()
         wanted = trust_policy(0, admit, block, block_any)
         stored = store.set_trust_policy(self.tenant, wanted, reason)
-        rounds = [store.roll_out_trust_policy(self.tenant, batch)]
+        done = None
+        if progress is not None:  # counting the subjects is one more query: only when watched
+            pending = store.trust_rollout_pending(self.tenant, stored.version)
+            done = begin(progress, "rolling out", pending if until_done else min(pending, batch))
+        rounds = [store.roll_out_trust_policy(self.tenant, batch, done)]
         while until_done and rounds[-1].remaining and rounds[-1].applied:
-            rounds.append(store.roll_out_trust_policy(self.tenant, batch))
+            rounds.append(store.roll_out_trust_policy(self.tenant, batch, done))
         return stored, rounds
 
     # -- lineage and audit --
@@ -255,18 +270,8 @@ class Memory:
         statements move to cold; what must be kept is kept, and an output
         still over budget is published whole with ``overBudget`` in its manifest.
         """
-        if budget is not None and budget < 1:
-            raise BadInput("must be a positive number of tokens", field="budget")
-        chosen = self.default_budget if budget is None else budget
-        version = None
-        if generator is None:
-            active = release.active_config(self.store, self.tenant)
-            version = active.version
-            generator = (
-                self.generator()
-                if version is None
-                else release.generator_for(active.config, self.tenant)
-            )
+        chosen = self._budget(budget)
+        generator, version = self._generator_and_version(generator)
         return consolidation.consolidate(
             self.store,
             self.tenant,
@@ -276,6 +281,50 @@ class Memory:
             budget=chosen,
             config_version=version,
         )
+
+    def consolidate_many(
+        self,
+        subjects: Sequence[str] | None = None,
+        generator: Generator | None = None,
+        *,
+        force: bool = False,
+        budget: int | None = None,
+        progress: Progress | None = None,
+    ) -> consolidation.Consolidations:
+        """``consolidate`` each of ``subjects`` (None: every subject of the tenant) in turn.
+
+        Every subject is checked first: an unknown one raises ``NotFound`` and
+        nothing is consolidated. A failing gate does not stop the others
+        (``result.failed`` counts them). ``progress`` hears ``consolidating``
+        in subjects.
+        """
+        chosen = self._budget(budget)
+        generator, version = self._generator_and_version(generator)
+        return consolidation.consolidate_each(
+            self.store,
+            self.tenant,
+            subjects,
+            generator,
+            force=force,
+            budget=chosen,
+            config_version=version,
+            progress=progress,
+        )
+
+    def _budget(self, budget: int | None) -> int | None:
+        if budget is not None and budget < 1:
+            raise BadInput("must be a positive number of tokens", field="budget")
+        return self.default_budget if budget is None else budget
+
+    def _generator_and_version(self, generator: Generator | None) -> tuple[Generator, int | None]:
+        """The generator given, else the tenant's active rolled-out configuration (and its
+        version), else the configuration file's or the built-in one."""
+        if generator is not None:
+            return generator, None
+        active = release.active_config(self.store, self.tenant)
+        if active.version is None:
+            return self.generator(), None
+        return release.generator_for(active.config, self.tenant), active.version
 
     def generator(
         self,
@@ -424,9 +473,12 @@ class Memory:
         """Reject a candidate in review; it is kept as rejected, with the reviewer and reason."""
         return release.reject(self.store, self.tenant, artifact_id, reviewer, reason)
 
-    def release_fail(self) -> dict[str, Any]:
-        """A failed release: bypass, fall back to the previous configuration, recover forward."""
-        return release.fail(self.store, self.tenant, self.default_budget)
+    def release_fail(self, progress: Progress | None = None) -> dict[str, Any]:
+        """A failed release: bypass, fall back to the previous configuration, recover forward.
+
+        ``progress`` hears ``recovering`` in subjects.
+        """
+        return release.fail(self.store, self.tenant, self.default_budget, progress)
 
     # -- evaluation --
 
@@ -438,12 +490,13 @@ class Memory:
         gold: Sequence[evaluate.GoldFact] = (),
         evidence: Mapping[str, Sequence[str]] | None = None,
         generator: Generator | None = None,
-        progress: Callable[[str], None] | None = None,
+        progress: Progress | None = None,
         save: bool = True,
     ) -> evaluate.EvalReport:
         """Rebuild summaries from the raw layer without switching and score them.
 
         ``report.passed`` is False on any erroneous new fact or visible stale artifact.
+        ``progress`` hears ``rebuilding`` in subjects.
         """
         return evaluate.run_eval(
             self.store,

@@ -8,12 +8,13 @@ only the switch does.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from . import extract, generation
 from .canonical import input_root
-from .errors import NotFound
+from .errors import BadInput, NotFound
 from .generators.base import GenerationRequest, Generator
 from .generators.deterministic import DeterministicGenerator
 from .model import (
@@ -23,6 +24,7 @@ from .model import (
     Manifest,
     SwitchResult,
 )
+from .progress import Progress, begin
 from .recall import why_not_summary
 from .render import render_summary
 from .select import Selection, select
@@ -75,6 +77,23 @@ class Consolidation:
                 "failures": [f.to_json() for f in self.artifact.gate.failures],
             },
         }
+
+
+@dataclass(frozen=True)
+class Consolidations:
+    """The outcomes of consolidating several subjects, in the order they were named."""
+
+    results: tuple[Consolidation, ...]
+
+    @property
+    def switched(self) -> int:
+        """How many consolidations moved their subject's alias."""
+        return sum(r.switched for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        """How many gates failed (the command line exits 1 when any did)."""
+        return sum(not r.artifact.gate.passed for r in self.results)
 
 
 GENERATION_FAILED = generation.GENERATION_FAILED
@@ -250,6 +269,57 @@ def consolidate(
         store.queue_review(tenant, subject, artifact.id)
         return Consolidation(artifact, None, awaiting_review=True)
     return Consolidation(artifact, publish(store, tenant, artifact, force=force))
+
+
+def consolidate_each(
+    store: Store,
+    tenant: str,
+    subjects: Sequence[str] | None,
+    generator: Generator | None = None,
+    *,
+    force: bool = False,
+    budget: int | None = DEFAULT_BUDGET,
+    config_version: int | None = None,
+    progress: Progress | None = None,
+) -> Consolidations:
+    """``consolidate`` of each subject (None: every subject of the tenant), one by one.
+
+    Every subject is checked before the first is consolidated, so an unknown
+    one changes nothing. A subject named twice is consolidated once. Each
+    consolidation stands alone, as a single call does: a failing gate leaves
+    that subject's summary as it was and the others go on. ``progress``
+    hears ``consolidating`` in subjects.
+    """
+    chosen = _known_subjects(store, tenant, subjects)
+    advance = begin(progress, "consolidating", len(chosen))
+    results: list[Consolidation] = []
+    for subject in chosen:
+        result = consolidate(
+            store,
+            tenant,
+            subject,
+            generator,
+            force=force,
+            budget=budget,
+            config_version=config_version,
+        )
+        results.append(result)
+        if advance is not None:
+            advance(1)
+    return Consolidations(tuple(results))
+
+
+def _known_subjects(store: Store, tenant: str, subjects: Sequence[str] | None) -> list[str]:
+    with store.reader(tenant) as reader:
+        if subjects is None:
+            return reader.subjects()
+        chosen = list(dict.fromkeys(subjects))
+        if not chosen:
+            raise BadInput("name at least one subject", field="subject")
+        for subject in chosen:
+            if reader.head(subject) is None:
+                raise NotFound(f"no events for subject {subject!r}", field="subject")
+    return chosen
 
 
 def _covers_everything(head: Head) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,7 @@ from .errors import BadInput, NotFound
 from .generators.base import Generator
 from .ingest import utc_now
 from .model import ArtifactStatus, Conflict, Event, FactValue, Output
+from .progress import Progress, begin
 from .recall import why_not_summary
 from .render import render_summary
 from .select import source_state
@@ -431,14 +432,14 @@ def run_eval(
     evidence: Mapping[str, Sequence[str]] | None = None,
     generator: Generator | None = None,
     budget: int | None = DEFAULT_BUDGET,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
     save: bool = True,
 ) -> EvalReport:
     """Rebuild summaries of ``subjects`` (all, or ``sample`` of them) from the raw layer.
 
     Never writes an artifact or moves an alias. ``evidence`` maps a subject to
     event ids its output must cite (hot or cold). The run is stored unless
-    ``save`` is false.
+    ``save`` is false. ``progress`` hears ``rebuilding`` in subjects.
     """
     started, clock = utc_now(), time.perf_counter()
     with store.reader(tenant) as reader:
@@ -452,9 +453,8 @@ def run_eval(
     gold_by_subject = _gold_by_subject(store, tenant, gold)
     results: list[SubjectResult] = []
     rebuild_seconds = 0.0
+    advance = begin(progress, "rebuilding", len(chosen))
     for subject in chosen:
-        if progress:
-            progress(subject)
         start = time.perf_counter()
         built = build(store, tenant, subject, generator, budget=budget, incremental=False)
         rebuild_seconds += time.perf_counter() - start
@@ -473,6 +473,8 @@ def run_eval(
             result.error = built.artifact.reason or "rebuild failed"
             result.findings.append(Finding(subject, "rebuild", built.artifact.id, result.error))
         results.append(result)
+        if advance is not None:
+            advance(1)
     report = EvalReport(
         results,
         visible_stale(store, tenant, every),

@@ -15,10 +15,11 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
+from typing import IO, Any
 
 from .errors import BadInput
 from .model import EVENT_KINDS, TRUST_LEVELS, Fact, NewEvent
+from .progress import Progress, begin
 
 EVENT_FIELDS = frozenset(
     {"id", "subject", "text", "at", "kind", "project", "trust", "taint", "facts", "supersedes"}
@@ -28,6 +29,10 @@ FACT_FIELDS = frozenset({"key", "value", "unit", "polarity", "kind"})
 MAX_ID_LENGTH = 200
 NUL = "\x00"
 _CHECKED = "_memlineage_checked"
+# Reading and checking report progress every this many lines or bytes: often enough for
+# a bar, rarely enough that the reports cost nothing next to the lines themselves.
+CHECK_EVERY = 1000
+READ_CHUNK = 1 << 16
 
 # RFC 3339 section 5.6, date-time. Written by hand because no library parses
 # exactly this grammar: datetime.fromisoformat and dateutil accept ISO 8601's
@@ -271,6 +276,25 @@ def _json_type(value: object) -> str:
 # -- JSON Lines --
 
 
+def read_stream(stream: IO[bytes], progress: Progress | None = None) -> bytes:
+    """Everything ``stream`` holds (stdin: until its writer closes it).
+
+    With ``progress``, it is read as it arrives and the lines received so far
+    are reported as ``reading`` with no total (the input's end is not known).
+    """
+    advance = begin(progress, "reading", None)
+    if advance is None:
+        return stream.read()
+    read = getattr(stream, "read1", stream.read)  # read1: what arrived, without waiting for more
+    chunks: list[bytes] = []
+    while chunk := read(READ_CHUNK):
+        chunks.append(chunk)
+        advance(chunk.count(b"\n"))
+    if chunks and not chunks[-1].endswith(b"\n"):
+        advance(1)  # a last line without its newline is a line too
+    return b"".join(chunks)
+
+
 def split_lines(data: bytes, source: str = "input") -> list[str]:
     """The lines of a UTF-8 JSONL document, split on ``\\n`` only.
 
@@ -343,11 +367,19 @@ def parse_jsonl(lines: Iterable[str]) -> list[NewEvent]:
     return parse_jsonl_numbered(lines)[0]
 
 
-def parse_jsonl_numbered(lines: Iterable[str]) -> tuple[list[NewEvent], list[int]]:
-    """Every event of a JSONL document and the 1-based line each came from."""
+def parse_jsonl_numbered(
+    lines: Iterable[str], progress: Progress | None = None
+) -> tuple[list[NewEvent], list[int]]:
+    """Every event of a JSONL document and the 1-based line each came from.
+
+    ``progress`` hears ``checking`` in lines (the total: ``len(lines)`` of a sequence).
+    """
+    total = len(lines) if isinstance(lines, Sequence) else None
+    advance = begin(progress, "checking", total)
     values, numbers = load_jsonl(lines)
     events: list[NewEvent] = []
     first_seen: dict[str, tuple[str, int]] = {}
+    reported = 0
     for value, number in zip(values, numbers, strict=True):
         try:
             event = parse_event(value)
@@ -361,4 +393,9 @@ def parse_jsonl_numbered(lines: Iterable[str]) -> tuple[list[NewEvent], list[int
                 field="id",
             )
         events.append(event)
+        if advance is not None and number - reported >= CHECK_EVERY:
+            advance(number - reported)
+            reported = number
+    if advance is not None:
+        advance((total if total is not None else (numbers or [0])[-1]) - reported)
     return events, numbers

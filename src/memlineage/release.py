@@ -25,6 +25,7 @@ from .generators.base import Generator
 from .generators.config import make_generator, resolve
 from .generators.deterministic import DeterministicGenerator
 from .model import Artifact, SwitchResult
+from .progress import Progress, begin
 from .render import render_summary
 from .store.protocol import Store
 from .values import canonical
@@ -150,9 +151,15 @@ class Recovery:
 
 
 def fail(
-    store: Store, tenant: str, budget: int | None = consolidation.DEFAULT_BUDGET
+    store: Store,
+    tenant: str,
+    budget: int | None = consolidation.DEFAULT_BUDGET,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Bypass every summary of ``tenant``, fall back to the previous configuration, recover."""
+    """Bypass every summary of ``tenant``, fall back to the previous configuration, recover.
+
+    ``progress`` hears ``recovering`` in subjects (each rebuilt with the fallback).
+    """
     fallback = active_config(store, tenant, previous=True)
     replaced = store.activate_config(tenant, fallback.version, "fail")
     with store.reader(tenant) as reader:
@@ -160,6 +167,7 @@ def fail(
     bypassed = {s: store.bypass(tenant, s) for s in subjects}
     generator = generator_for(fallback.config, tenant)
     recoveries = []
+    advance = begin(progress, "recovering", len(subjects))
     for subject in subjects:
         artifact = consolidation.prepare(
             store, tenant, subject, generator, budget=budget, config_version=fallback.version
@@ -177,6 +185,8 @@ def fail(
                 why,
             )
         )
+        if advance is not None:
+            advance(1)
     return {
         "tenant": tenant,
         "failed_config": replaced,

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
+from ..consolidate import Consolidation, Consolidations
 from ..recall import Recall, RecallSet
 from ..render import FORMATS, render
 from .app import Report, command, memory
 from .generate import generator_options
+from .progress import progress_bars
 
 
 @command(
     "consolidate",
-    "memlineage consolidate user-7 --generator openai --base-url http://127.0.0.1:8000/v1 "
-    "--model qwen2.5 --json",
+    "memlineage consolidate user-7 user-8 --json   (or: memlineage consolidate --all --force)",
 )
-@click.argument("subject")
+@click.argument("subjects", nargs=-1, metavar="[SUBJECT]...")
+@click.option("--all", "every", is_flag=True, help="every subject of the tenant")
 @click.option("--force", is_flag=True, help="build a new artifact even if up to date")
 @click.option(
     "--budget",
@@ -25,7 +29,8 @@ from .generate import generator_options
 )
 @generator_options
 def consolidate(
-    subject: str,
+    subjects: tuple[str, ...],
+    every: bool,
     force: bool,
     budget: int | None,
     generator_name: str | None,
@@ -33,18 +38,55 @@ def consolidate(
     model: str | None,
     config_path: str | None,
 ) -> Report:
-    """Run one consolidation of a subject: generate, gate, and switch when it passes."""
+    """Consolidate subjects: generate, gate, and switch each one whose gate passes.
+
+    One SUBJECT prints its result; several, or --all (every subject of the
+    tenant), print one line each and the counts (--json: one document with
+    "subjects", "switched" and "failed"). Every subject is checked before the
+    first is consolidated. Exit 1 when any gate failed.
+    """
+    if every == bool(subjects):
+        raise click.UsageError("name SUBJECT... or give --all, not both")
     with memory(create=False) as mem:  # nothing to consolidate in a database not there
         generator = mem.generator(
             generator_name, base_url=base_url, model=model, config=config_path
         )
-        result = mem.consolidate(subject, generator, force=force, budget=budget)
+        if len(subjects) == 1:
+            result = mem.consolidate(subjects[0], generator, force=force, budget=budget)
+            return Report(_document(result), _line(result), _code(result.artifact.gate.passed))
+        with progress_bars() as progress:
+            chosen = None if every else subjects
+            batch = mem.consolidate_many(
+                chosen, generator, force=force, budget=budget, progress=progress
+            )
+    return _several(batch)
+
+
+def _document(result: Consolidation) -> dict[str, Any]:
     manifest = result.artifact.manifest
-    doc = {**result.to_json(), "fallback": manifest.fallback, "attempts": list(manifest.attempts)}
-    text = f"{doc['artifact_id']}: {doc['status']}, switched={doc['switched']}"
-    if doc["reason"]:
-        text += f" ({doc['reason']})"
-    return Report(doc, text, 0 if result.artifact.gate.passed else 1)
+    return {**result.to_json(), "fallback": manifest.fallback, "attempts": list(manifest.attempts)}
+
+
+def _line(result: Consolidation) -> str:
+    text = f"{result.artifact.id}: {result.status}, switched={result.switched}"
+    return text + (f" ({result.reason})" if result.reason else "")
+
+
+def _code(passed: bool) -> int:
+    return 0 if passed else 1
+
+
+def _several(batch: Consolidations) -> Report:
+    doc = {
+        "subjects": [{"subject": r.artifact.subject, **_document(r)} for r in batch.results],
+        "switched": batch.switched,
+        "failed": batch.failed,
+    }
+    lines = [_line(r) for r in batch.results]
+    lines.append(
+        f"{len(batch.results)} subject(s): {batch.switched} switched, {batch.failed} gate(s) failed"
+    )
+    return Report(doc, "\n".join(lines), _code(batch.failed == 0))
 
 
 @command(

@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import click
 
 from ..datasets import locomo
 from ..evaluate import METRICS, EvalReport, parse_gold
 from ..reports import render_html
-from .app import Report, command, memory, progress_enabled
+from .app import Report, command, memory
+from .progress import progress_bars
 from .raw import read_lines
-
-
-@contextmanager
-def _progress(total: int) -> Iterator[Callable[[str], None] | None]:
-    if not progress_enabled() or total == 0:
-        yield None
-        return
-    with click.progressbar(length=total, label="rebuilding", file=sys.stderr) as bar:
-        counter: Any = bar  # click types the bar loosely; it has update()
-        yield lambda _subject: counter.update(1)
 
 
 def _evidence(path: str) -> dict[str, list[str]]:
@@ -70,17 +58,15 @@ def evaluate(
     """Rebuild summaries from the raw layer (never switching) and report five metrics."""
     gold = parse_gold(read_lines(gold_file)) if gold_file else []
     evidence = _evidence(locomo_file) if locomo_file else None
-    with memory() as mem:
-        total = sample or len(subjects) or len(mem.subjects())
-        with _progress(total) as tick:
-            report = mem.eval(
-                subjects or None,
-                sample=sample,
-                gold=gold,
-                evidence=evidence,
-                progress=tick,
-                save=not no_save,
-            )
+    with memory() as mem, progress_bars() as progress:
+        report = mem.eval(
+            subjects or None,
+            sample=sample,
+            gold=gold,
+            evidence=evidence,
+            progress=progress,
+            save=not no_save,
+        )
         if html_file:
             Path(html_file).write_text(render_html(mem.eval_runs()), encoding="utf-8")
     return Report(report.to_json(), _table(report), 0 if report.passed else 1)

@@ -8,21 +8,24 @@ import click
 
 from .. import extract
 from ..errors import BadInput
-from ..ingest import parse_jsonl, parse_jsonl_numbered, split_lines, utc_now
+from ..ingest import parse_jsonl, parse_jsonl_numbered, read_stream, split_lines, utc_now
 from ..model import TRUST_LEVELS, Event
+from ..progress import Progress
 from ..store.protocol import OpResult
 from .app import Report, command, memory
+from .progress import progress_bars
 
 
-def read_lines(path: str) -> list[str]:
+def read_lines(path: str, progress: Progress | None = None) -> list[str]:
     """The lines of a JSONL file or of stdin (``-``), split on ``\\n`` only.
 
     Read as bytes and decoded strictly, so non-UTF-8 input is bad input
     naming its line, and U+2028, U+2029 or U+0085 inside a JSON string do
-    not split a line.
+    not split a line. ``progress`` counts the lines of stdin as they arrive
+    (a file is read at once).
     """
     if path == "-":
-        return split_lines(_read_stdin(), "stdin")
+        return split_lines(_read_stdin(progress), "stdin")
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -31,13 +34,14 @@ def read_lines(path: str) -> list[str]:
     return split_lines(data, path)
 
 
-def _read_stdin() -> bytes:
+def _read_stdin(progress: Progress | None) -> bytes:
     # sys.stdin is None when the process started with descriptor 0 closed (``<&-``).
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:
         raise BadInput("stdin is closed; give a FILE or pipe events in", field="file")
+    watched = None if stream.isatty() else progress  # no bar over what a person types
     try:
-        data: bytes = stream.read()
+        data = read_stream(stream, watched)
     except OSError as exc:
         raise BadInput(f"cannot read stdin: {exc.strerror}", field="file") from None
     return data
@@ -59,10 +63,11 @@ FILE = click.argument("file", default="-", required=False)
 @FILE
 def add(file: str) -> Report:
     """Append events, one JSON object a line (id, subject and text required)."""
-    # Every line is validated before the store opens: bad input creates no database either.
-    events, lines = parse_jsonl_numbered(read_lines(file))
-    with memory() as mem:
-        appended = mem.add(events, lines=lines)  # the store's checks name the line too
+    with progress_bars() as progress:
+        # Every line is validated before the store opens: bad input creates no database either.
+        events, lines = parse_jsonl_numbered(read_lines(file, progress), progress)
+        with memory() as mem:
+            appended = mem.add(events, lines=lines, progress=progress)  # errors name the line
     created = sum(a.created for a in appended)
     doc = {
         "appended": created,

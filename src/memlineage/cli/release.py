@@ -9,6 +9,7 @@ from collections.abc import Callable
 import click
 
 from .app import Report, global_options, memory, reporting, root, settings
+from .progress import progress_bars
 
 
 def _group(name: str, example: str, help_: str) -> click.Group:
@@ -75,13 +76,14 @@ def release_configs() -> Report:
 
 
 @subcommand(release, "fail", "memlineage release fail acme")
-@click.argument("tenant", required=False)
-def release_fail(tenant: str | None) -> Report:
+# Not named "tenant": the global --tenant option has that name, and click warns on stderr.
+@click.argument("tenant_name", metavar="[TENANT]", required=False)
+def release_fail(tenant_name: str | None) -> Report:
     """Declare the tenant's release failed: bypass summaries, fall back, recover forward."""
-    if tenant:
-        settings().tenant = tenant
-    with memory() as mem:
-        outcome = mem.release_fail()
+    if tenant_name:
+        settings().tenant = tenant_name
+    with memory() as mem, progress_bars() as progress:
+        outcome = mem.release_fail(progress)
     lines = [
         f"release of {outcome['tenant']} failed; recovering with configuration"
         f" {outcome['recovered_with'] or 'built-in'}"

@@ -12,6 +12,7 @@ from .. import audit as auditing
 from ..model import TRUST_LEVELS
 from ..policy import VersionedTrust, describe_temporal, describe_trust
 from .app import Report, command, global_options, memory, reporting, root
+from .progress import progress_bars
 from .raw import op_text
 
 
@@ -132,13 +133,14 @@ def trust(
     reason: str | None,
 ) -> Report:
     """A new trust policy version, applied to every subject in bounded batches."""
-    with memory() as mem:
+    with memory() as mem, progress_bars() as progress:
         stored, rounds = mem.set_trust_policy(
             list(admit) or None,
             list(block) if block else None,
             block_any=block_any_taint,
             reason=reason,
             batch=batch,
+            progress=progress,
         )
     affected = [a for r in rounds for a in r.affected]
     doc = {

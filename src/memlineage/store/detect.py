@@ -23,8 +23,9 @@ from typing import Any
 
 from ..contradictions import Detected, KeyedItem, detect, keyed_items, latest, stored_rows
 from ..errors import NotFound
-from ..model import Operation, OpKind
+from ..model import Event, Operation, OpKind
 from ..policy import LATEST_WINS, TemporalPolicy
+from ..progress import Advance
 from ..select import SourceState, source_state
 from .policies import PoliciesMixin
 from .protocol import OpResult
@@ -74,8 +75,13 @@ class Detection:
 
 
 class DetectionMixin(PoliciesMixin):
-    def detect_conflicts(self, tenant: str, subject: str) -> Detection:
-        """Check every event after the watermark against the valid earlier items."""
+    def detect_conflicts(
+        self, tenant: str, subject: str, checked: Advance | None = None
+    ) -> Detection:
+        """Check every event after the watermark against the valid earlier items.
+
+        ``checked`` is called with 1 after each event (a progress bar's count).
+        """
         with self._write() as tx:
             clock = self._lock_clock(tx, tenant, subject)
             if clock is None:
@@ -92,22 +98,31 @@ class DetectionMixin(PoliciesMixin):
             found: list[DetectedConflict] = []
             reader = SqlReader(tx, tenant)
             for event in reader.events(subject, after=through, through=clock.high_water):
-                items = keyed_items(event)
-                if not items:
-                    continue
-                earlier = self._earlier_items(tx, tenant, subject, items)
-                tx.executemany(
-                    "INSERT INTO event_keys (tenant, subject, key, seq, event_id, item)"
-                    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    stored_rows(tenant, subject, items),
-                )
-                if earlier:
-                    found += self._record_detected(tx, tenant, subject, items, earlier, temporal)
+                found += self._detect_one(tx, tenant, subject, event, temporal)
+                if checked is not None:
+                    checked(1)
             tx.execute(
                 "UPDATE clocks SET detected_through = ? WHERE tenant = ? AND subject = ?",
                 (clock.high_water, tenant, subject),
             )
             return Detection(subject, clock.high_water, tuple(found))
+
+    def _detect_one(
+        self, tx: Tx, tenant: str, subject: str, event: Event, temporal: TemporalPolicy
+    ) -> list[DetectedConflict]:
+        """Index one event's keyed items; the conflicts they make with earlier ones."""
+        items = keyed_items(event)
+        if not items:
+            return []
+        earlier = self._earlier_items(tx, tenant, subject, items)
+        tx.executemany(
+            "INSERT INTO event_keys (tenant, subject, key, seq, event_id, item)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            stored_rows(tenant, subject, items),
+        )
+        if not earlier:
+            return []
+        return self._record_detected(tx, tenant, subject, items, earlier, temporal)
 
     def _earlier_items(
         self, tx: Tx, tenant: str, subject: str, items: Sequence[KeyedItem]

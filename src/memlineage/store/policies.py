@@ -26,6 +26,7 @@ from ..policy import (
     TemporalPolicy,
     VersionedTrust,
 )
+from ..progress import Advance
 from ..select import source_state
 from .core import StoreCore
 from .protocol import OpResult
@@ -151,13 +152,16 @@ class PoliciesMixin(StoreCore):
 
     # -- rolling a trust policy out --
 
-    def roll_out_trust_policy(self, tenant: str, batch: int = 100) -> Rollout:
+    def roll_out_trust_policy(
+        self, tenant: str, batch: int = 100, done: Advance | None = None
+    ) -> Rollout:
         """Apply the current trust policy to at most ``batch`` subjects still on an older one.
 
         Each subject is its own transaction. A subject whose validity changes
         gets a ``policy`` operation that advances its epoch and stales what
         derives from a newly quarantined event (a rebuild is then due); the
-        others record the version without touching the epoch.
+        others record the version without touching the epoch. ``done`` is
+        called with 1 after each subject (a progress bar's count).
         """
         if batch < 1:
             raise BadInput("batch must be at least 1", field="batch")
@@ -179,14 +183,22 @@ class PoliciesMixin(StoreCore):
                 applied.append(subject)
                 if result.changed:
                     affected.append(result)
+            if done is not None:
+                done(1)
+        remaining = self.trust_rollout_pending(tenant, trust.version)
+        return Rollout(trust.version, tuple(applied), tuple(affected), remaining)
+
+    def trust_rollout_pending(self, tenant: str, version: int | None = None) -> int:
+        """How many subjects are on a trust policy older than ``version`` (default: current)."""
+        if version is None:
+            version = self.trust_policy(tenant).version
         with self._read() as tx:
-            remaining = int(
+            return int(
                 tx.one(
                     "SELECT COUNT(*) FROM clocks WHERE tenant = ? AND trust_policy < ?",
-                    (tenant, trust.version),
+                    (tenant, version),
                 )[0]
             )
-        return Rollout(trust.version, tuple(applied), tuple(affected), remaining)
 
     def _apply_trust(self, tenant: str, subject: str, trust: VersionedTrust) -> OpResult | None:
         with self._write() as tx:

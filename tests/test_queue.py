@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from fault_generators import MissingField
-from memlineage import ArtifactStatus, Memory, NotFound, SwitchFailure
+from memlineage import ArtifactStatus, BadInput, Memory, NotFound, SwitchFailure
 from memlineage.cli import main
 from memlineage.consolidate import prepare, publish
 from memlineage.generators.base import GenerationRequest
@@ -102,6 +102,19 @@ def test_an_operation_that_outdates_the_summary_queues_its_rebuild(memory: Memor
     assert recalled.mode == "summary" and recalled.artifact_id == reports[0].artifact_id
     memory.conflict("user-7-m3", "user-7-m4")  # no artifact goes stale, but I4 retires it
     assert job_of(memory).state == "queued" and memory.recall("user-7").mode == "raw"
+
+
+def test_work_with_a_limit_runs_that_many_jobs_and_leaves_the_rest_queued(
+    memory: Memory,
+) -> None:
+    for subject in ("user-1", "user-2", "user-3"):
+        add_range(memory, 1, 2, subject)
+    memory.queue(["user-1", "user-2", "user-3"])
+    assert [r.outcome for r in memory.work(limit=2)] == ["published", "published"]
+    assert [j.subject for j in memory.jobs("queued")] == ["user-3"]
+    assert [r.subject for r in memory.work(limit=5)] == ["user-3"]
+    with pytest.raises(BadInput, match="limit"):
+        memory.work(limit=0)
 
 
 def test_a_refused_operation_queues_nothing(memory: Memory) -> None:

@@ -14,16 +14,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, overload
 
-from . import audit, evaluate, keys, lineage, release, worker
+from . import audit, evaluate, extract, keys, lineage, release, worker
 from . import consolidate as consolidation
 from . import queue as job_queue
 from .context import query_terms
 from .errors import BadInput, NotFound, StoreError
 from .generators.base import Generator
 from .generators.config import make_generator, resolve
-from .ingest import MAX_ID_LENGTH, check_event, parse_event
-from .model import Artifact, Event, NewEvent
-from .policy import TemporalPolicy, VersionedTrust, trust_policy
+from .ingest import MAX_ID_LENGTH, parse_events, utc_now
+from .model import Artifact, Event, Item, NewEvent
+from .policy import TemporalPolicy, VersionedTrust, trust_policy, versioned_json
 from .progress import Progress, begin
 from .recall import Recall, RecallSet, finish, gather, ranks
 from .select import source_state
@@ -51,6 +51,18 @@ def check_tenant(tenant: str) -> None:
         raise BadInput("must not contain NUL (U+0000)", field="tenant")
     if name_too_long(tenant):
         raise BadInput(f"must be at most {MAX_NAME_BYTES} bytes in UTF-8", field="tenant")
+
+
+def must_preserve(
+    events: Iterable[Mapping[str, Any] | NewEvent], *, lines: Sequence[int] | None = None
+) -> list[Item]:
+    """The must-preserve items of events as if they were stored now; nothing is stored.
+
+    The events are validated as ``Memory.add`` validates them (``lines`` as there).
+    """
+    now = utc_now()
+    stored = [Event.stored(e, seq, now) for seq, e in enumerate(parse_events(events, lines), 1)]
+    return extract.extract_items(stored)
 
 
 class Memory:
@@ -106,18 +118,7 @@ class Memory:
         ``progress`` (see memlineage.progress) hears ``appending`` in events,
         then ``detecting`` in new events (the contradiction job after the append).
         """
-        parsed: list[NewEvent] = []
-        for index, event in enumerate(events):
-            try:
-                parsed.append(
-                    check_event(event)
-                    if isinstance(event, NewEvent)
-                    else parse_event(dict(event) if isinstance(event, Mapping) else event)
-                )
-            except BadInput as exc:
-                line = lines[index] if lines is not None else index + 1
-                # the field keeps its "[index]." prefix, as before lines were reported
-                raise BadInput(exc.reason, line=line, field=f"[{index}].{exc.field or ''}") from exc
+        parsed = parse_events(events, lines)
         try:
             appended = self.store.append(self.tenant, parsed, progress)
         except BadInput as exc:  # the store names the 1-based position as the line
@@ -126,6 +127,10 @@ class Memory:
             raise type(exc)(exc.reason, line=lines[exc.line - 1], field=exc.field) from exc
         self._detect_after_append(appended, progress)
         return appended
+
+    def extract(self, events: Iterable[Mapping[str, Any] | NewEvent]) -> list[Item]:
+        """The must-preserve items of ``events`` (see :func:`must_preserve`); nothing is stored."""
+        return must_preserve(events)
 
     def _detect_after_append(self, appended: Sequence[Appended], progress: Progress | None) -> None:
         """The detection job, right after the append committed (see store/detect.py)."""
@@ -173,10 +178,9 @@ class Memory:
         """The tenant's current temporal and trust policies, with their versions."""
         store = self._validity()
         return {
-            "temporal": {"version": (t := store.temporal_policy(self.tenant)).version,
-                         **t.to_json()},
-            "trust": {"version": (v := store.trust_policy(self.tenant)).version, **v.to_json()},
-        }  # fmt: skip
+            "temporal": versioned_json(store.temporal_policy(self.tenant)),
+            "trust": versioned_json(store.trust_policy(self.tenant)),
+        }
 
     def policy_history(self) -> list[PolicyVersion]:
         return self._validity().policy_history(self.tenant)
@@ -555,14 +559,19 @@ class Memory:
         self.store.set_tail_threshold(self.tenant, threshold)
 
     def work(
-        self, generator: Generator | None = None, *, retry: job_queue.RetryPolicy | None = None
+        self,
+        generator: Generator | None = None,
+        *,
+        retry: job_queue.RetryPolicy | None = None,
+        limit: int | None = None,
     ) -> list[JobReport]:
-        """Run this tenant's due jobs here, one after the other, until none is due.
+        """Run this tenant's due jobs here, one after the other, until none is due or
+        ``limit`` jobs have run.
 
         ``memlineage worker`` runs them in worker processes instead; this is for
-        scripts and tests.
+        scripts, tests and the HTTP service's bounded ``POST /v1/jobs/run``.
         """
-        return worker.drain(self.store, self.tenant, generator, retry)
+        return worker.drain(self.store, self.tenant, generator, retry, limit=limit)
 
     # -- lifetime --
 

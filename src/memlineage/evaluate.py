@@ -376,24 +376,35 @@ def parse_gold(lines: Sequence[str]) -> list[GoldFact]:
             row = json.loads(line)
         except ValueError as exc:
             raise BadInput(f"not valid JSON: {exc}", line=number) from exc
-        if not isinstance(row, dict):
-            raise BadInput("a gold fact must be a JSON object", line=number)
-        unknown = set(row) - {"event", "key", "value", "unit", "polarity"}
-        if unknown:
-            raise BadInput("unknown field", line=number, field=sorted(unknown)[0])
-        event, value = row.get("event"), row.get("value")
-        if not isinstance(event, str) or not event:
-            raise BadInput("must be an event id", line=number, field="event")
-        if not isinstance(value, str | int | float) or isinstance(value, bool):
-            raise BadInput("must be a string or a number", line=number, field="value")
-        for name in ("key", "unit"):
-            if row.get(name) is not None and not isinstance(row[name], str):
-                raise BadInput("must be a string", line=number, field=name)
-        polarity = row.get("polarity", True)
-        if not isinstance(polarity, bool):
-            raise BadInput("must be true or false", line=number, field="polarity")
-        facts.append(GoldFact(event, value, row.get("unit"), polarity, row.get("key"), "gold file"))
+        facts.append(gold_fact(row, number))
     return facts
+
+
+def gold_facts(rows: Sequence[Any]) -> list[GoldFact]:
+    """Gold facts given as objects (the HTTP service's ``gold``); BadInput names the 1-based
+    position as the line, as a gold file's line would be."""
+    return [gold_fact(row, number) for number, row in enumerate(rows, start=1)]
+
+
+def gold_fact(row: Any, number: int) -> GoldFact:
+    """One ``{event, key?, value, unit?, polarity?}`` object, ``number`` naming it in errors."""
+    if not isinstance(row, dict):
+        raise BadInput("a gold fact must be a JSON object", line=number)
+    unknown = set(row) - {"event", "key", "value", "unit", "polarity"}
+    if unknown:
+        raise BadInput("unknown field", line=number, field=sorted(unknown)[0])
+    event, value = row.get("event"), row.get("value")
+    if not isinstance(event, str) or not event:
+        raise BadInput("must be an event id", line=number, field="event")
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise BadInput("must be a string or a number", line=number, field="value")
+    for name in ("key", "unit"):
+        if row.get(name) is not None and not isinstance(row[name], str):
+            raise BadInput("must be a string", line=number, field=name)
+    polarity = row.get("polarity", True)
+    if not isinstance(polarity, bool):
+        raise BadInput("must be true or false", line=number, field="polarity")
+    return GoldFact(event, value, row.get("unit"), polarity, row.get("key"), "gold file")
 
 
 def visible_stale(store: Store, tenant: str, subjects: Iterable[str]) -> list[Finding]:

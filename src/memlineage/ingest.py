@@ -220,6 +220,29 @@ def parse_event(obj: Any) -> NewEvent:
     return event
 
 
+def parse_events(
+    events: Iterable[Mapping[str, Any] | NewEvent], lines: Sequence[int] | None = None
+) -> list[NewEvent]:
+    """Validate events given as objects or ``NewEvent``s; BadInput names the bad one.
+
+    The error's ``line`` is ``lines[i]`` for ``events[i]`` when given (a JSONL
+    reader passes the file's line numbers), else the 1-based position; its field
+    keeps the ``[index].`` prefix.
+    """
+    parsed: list[NewEvent] = []
+    for index, event in enumerate(events):
+        try:
+            parsed.append(
+                check_event(event)
+                if isinstance(event, NewEvent)
+                else parse_event(dict(event) if isinstance(event, Mapping) else event)
+            )
+        except BadInput as exc:
+            line = lines[index] if lines is not None else index + 1
+            raise BadInput(exc.reason, line=line, field=f"[{index}].{exc.field or ''}") from exc
+    return parsed
+
+
 def check_event(event: NewEvent) -> NewEvent:
     """An event built in Python passes the same checks as one read from JSON.
 

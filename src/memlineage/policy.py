@@ -141,6 +141,11 @@ def trust_policy(
     return VersionedTrust(version, TrustPolicy(blocked_taints=blocked, admitted_trust=admitted))
 
 
+def versioned_json(policy: TemporalPolicy | VersionedTrust) -> dict[str, Any]:
+    """A policy as the command line and the HTTP service show it: its version, then its body."""
+    return {"version": policy.version, **policy.to_json()}
+
+
 def trust_from_operation(op: Operation) -> VersionedTrust:
     """The version a subject's ``policy`` operation applied."""
     assert op.kind is OpKind.POLICY

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -404,14 +404,31 @@ def drain(
     retry: RetryPolicy | None = None,
     log: TextIO | None = None,
     timeout: float = 30.0,
+    limit: int | None = None,
 ) -> list[JobReport]:
-    """Run the due jobs of one tenant in this thread until none is due (``Memory.work``).
+    """Run the due jobs of one tenant in this thread until none is due (``Memory.work``),
+    or ``limit`` jobs have run.
 
+    Each job is claimed, leased and finished as ``memlineage worker --once`` does it.
     Nothing is logged unless ``log`` is given.
     """
+    if limit is not None and (isinstance(limit, bool) or limit < 1):
+        raise BadInput("must be at least 1", field="limit")
     options = WorkerOptions(tenant=tenant, once=True, timeout=timeout, retry=retry or RetryPolicy())
     worker = Worker(store, options, log=log or io.StringIO(), generator=generator)
     reports: list[JobReport] = []
-    while (report := worker.step()) is not None:
+    while limit is None or len(reports) < limit:
+        report = worker.step()
+        if report is None:
+            break
         reports.append(report)
     return reports
+
+
+def drained_json(reports: Sequence[JobReport]) -> dict[str, Any]:
+    """A drain as the worker command counts it (``jobs``, ``outcomes``), with each job's line."""
+    return {
+        "jobs": len(reports),
+        "outcomes": dict(Counter(r.outcome for r in reports)),
+        "reports": [r.to_json() for r in reports],
+    }

@@ -6,10 +6,10 @@ import sys
 
 import click
 
-from .. import extract
+from ..api import must_preserve
 from ..errors import BadInput
-from ..ingest import parse_jsonl, parse_jsonl_numbered, read_stream, split_lines, utc_now
-from ..model import TRUST_LEVELS, Event
+from ..ingest import parse_jsonl, parse_jsonl_numbered, read_stream, split_lines
+from ..model import TRUST_LEVELS
 from ..progress import Progress
 from ..store.protocol import OpResult
 from .app import Report, command, memory
@@ -126,10 +126,7 @@ def resolve(conflict_id: str, winner: str) -> Report:
 @FILE
 def extract_items(file: str) -> Report:
     """Print the must-preserve items of events (nothing is stored)."""
-    parsed = parse_jsonl(read_lines(file))
-    now = utc_now()
-    events = [Event.stored(e, seq, now) for seq, e in enumerate(parsed, start=1)]
-    items = extract.extract_items(events)
+    items = must_preserve(parse_jsonl(read_lines(file)))  # no store: nothing is created
     doc = {"items": [i.to_json() for i in items]}
     text = "\n".join(
         f"{i.source}  {i.kind:<11} {i.key} = {i.value}{' ' + i.unit if i.unit else ''}"

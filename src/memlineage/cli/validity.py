@@ -10,7 +10,8 @@ import click
 
 from .. import audit as auditing
 from ..model import TRUST_LEVELS
-from ..policy import VersionedTrust, describe_temporal, describe_trust
+from ..policy import VersionedTrust, describe_temporal, describe_trust, versioned_json
+from ..store.policies import trust_change_json
 from .app import Report, command, global_options, memory, reporting, root
 from .progress import progress_bars
 from .raw import op_text
@@ -50,11 +51,7 @@ def detect(subject: str) -> Report:
     """Run the contradiction detection job of a subject now (it runs after every add)."""
     with memory() as mem:
         result = mem.detect(subject)
-    doc = {
-        "subject": result.subject,
-        "detected_through": result.detected_through,
-        "conflicts": [c.to_json() for c in result.conflicts],
-    }
+    doc = result.to_json()
     lines = [f"{result.subject}: checked through seq {result.detected_through}"]
     lines += [
         f"{c.conflict_id}: {c.a} vs {c.b} on {c.key} ({c.rule}); {c.resolution}"
@@ -115,7 +112,7 @@ def temporal(rules: tuple[str, ...], reason: str | None) -> Report:
     """A new temporal policy version: keep or latest-wins per kind (* = the default)."""
     with memory() as mem:
         stored = mem.set_temporal_policy(rules, reason)
-    doc = {"version": stored.version, **stored.to_json()}
+    doc = versioned_json(stored)
     return Report(doc, describe_temporal(stored) + " (applies to conflicts detected from now)")
 
 
@@ -143,12 +140,7 @@ def trust(
             progress=progress,
         )
     affected = [a for r in rounds for a in r.affected]
-    doc = {
-        "version": stored.version,
-        **stored.to_json(),
-        "batches": [r.to_json() for r in rounds],
-        "remaining": rounds[-1].remaining,
-    }
+    doc = trust_change_json(stored, rounds)
     text = (
         f"{describe_trust(stored)}; {sum(len(r.applied) for r in rounds)} subject(s) updated,"
         f" {len(affected)} affected"

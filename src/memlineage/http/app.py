@@ -5,6 +5,8 @@
   artifact or event is 404, the same answer as a missing one.
 - Errors are JSON ``{"error": {"code", "type", "message"}}`` where ``code`` is
   the command line's exit code for the same failure.
+- An answer is the document the command line prints with ``--json``; the
+  bodies and documents are described in :mod:`.schemas`.
 """
 
 from __future__ import annotations
@@ -14,80 +16,58 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import BaseModel, Field
 
 from .. import __version__
 from ..api import Memory
 from ..errors import BadInput, MemlineageError, NotFound
+from ..evaluate import gold_facts
 from ..keys import tenant_of
+from ..policy import versioned_json
 from ..render import render
 from ..store import open_store
 from ..store.base import SqlStore
+from ..store.policies import trust_change_json
+from ..worker import drained_json
 from .limits import BodyLimit
 from .review import review_router
+from .schemas import (
+    CertificationOut,
+    ConfigOut,
+    ConflictIn,
+    ConsolidateIn,
+    DecisionIn,
+    DetectionOut,
+    DismissIn,
+    EraseIn,
+    EvalIn,
+    EventsIn,
+    ExtractOut,
+    JobOut,
+    JobSettingsIn,
+    JobSettingsOut,
+    JobsIn,
+    ModeIn,
+    PolicyOut,
+    PolicyVersionOut,
+    ResolveIn,
+    RevokeIn,
+    RunJobsIn,
+    RunJobsOut,
+    SweepIn,
+    SweepOut,
+    TemporalIn,
+    TemporalOut,
+    TrustChangeOut,
+    TrustIn,
+    TrustPolicyIn,
+    VerifyIn,
+)
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 
 
 class Unauthorized(MemlineageError):
     exit_code = 2
-
-
-class EventsIn(BaseModel):
-    events: list[dict[str, Any]] = Field(description="event objects, as one JSONL line each")
-
-
-class RevokeIn(BaseModel):
-    reason: str | None = None
-
-
-class TrustIn(BaseModel):
-    level: str | None = None
-    taint: list[str] | None = None
-    clear_taint: bool = False
-
-
-class ConflictIn(BaseModel):
-    a: str
-    b: str
-    key: str | None = None
-
-
-class ResolveIn(BaseModel):
-    winner: str
-
-
-class ConsolidateIn(BaseModel):
-    force: bool = False
-    budget: int | None = Field(default=None, ge=1, le=1_000_000)
-
-
-class EraseIn(BaseModel):
-    reason: str = Field(min_length=1, max_length=2000)
-    by: str = Field(default="http", min_length=1, max_length=200)
-
-
-class DismissIn(BaseModel):
-    reason: str | None = None
-
-
-class DecisionIn(BaseModel):
-    reviewer: str = Field(min_length=1, max_length=100)
-    reason: str | None = None
-
-
-class JobsIn(BaseModel):
-    subjects: list[str] = Field(min_length=1, max_length=1000)
-    force: bool = False
-
-
-class EvalIn(BaseModel):
-    subjects: list[str] | None = None
-    sample: int | None = Field(default=None, ge=1)
-
-
-class ModeIn(BaseModel):
-    mode: str
 
 
 def _store(request: Request) -> SqlStore:
@@ -168,6 +148,12 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
             "events": [a.__dict__ for a in appended],
         }
 
+    @app.post("/v1/extract", response_model=ExtractOut)
+    def extract(body: EventsIn, memory: Mem) -> dict[str, Any]:
+        """The must-preserve items of the posted events, validated as `add` does; nothing
+        is stored (`extract`)."""
+        return {"items": [i.to_json() for i in memory.extract(body.events)]}
+
     @app.post("/v1/events/{event_id}/revoke")
     def revoke(event_id: str, body: RevokeIn, memory: Mem) -> dict[str, Any]:
         return memory.revoke(event_id, reason=body.reason).to_json()
@@ -200,10 +186,27 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
         known_subject(memory, subject)
         return memory.recall(subject, query=query, budget=budget).to_json()
 
+    @app.get("/v1/recall")
+    def recall_several(
+        memory: Mem,
+        subject: Annotated[list[str], Query(min_length=1, max_length=100)],
+        query: Annotated[str | None, Query(max_length=2000)] = None,
+        budget: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+    ) -> dict[str, Any]:
+        """`recall` of several subjects (`?subject=a&subject=b`) sharing one budget."""
+        for name in subject:
+            known_subject(memory, name)
+        return memory.recall(query=query, budget=budget, subjects=subject).to_json()
+
     @app.get("/v1/subjects/{subject}/artifacts")
     def artifacts(subject: str, memory: Mem) -> list[dict[str, Any]]:
         known_subject(memory, subject)
         return [a.to_json() for a in memory.artifacts(subject)]
+
+    @app.get("/v1/artifacts")
+    def tenant_artifacts(memory: Mem) -> list[dict[str, Any]]:
+        """Every artifact of the tenant (`artifacts` without a subject)."""
+        return [a.to_json() for a in memory.artifacts()]
 
     @app.get("/v1/artifacts/{artifact_id}")
     def artifact(artifact_id: str, memory: Mem) -> dict[str, Any]:
@@ -255,19 +258,90 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
         known_subject(memory, subject)
         return memory.audit(subject).to_json()
 
-    @app.get("/v1/jobs")
-    def jobs(memory: Mem) -> list[dict[str, Any]]:
-        return [j.to_json() for j in memory.jobs()]
+    @app.post("/v1/subjects/{subject}/detect", response_model=DetectionOut)
+    def detect(subject: str, memory: Mem) -> dict[str, Any]:
+        """Run the subject's contradiction detection now (`detect`); it runs after every add."""
+        return memory.detect(subject).to_json()
 
-    @app.post("/v1/jobs")
+    @app.get("/v1/policy", response_model=PolicyOut)
+    def policy(memory: Mem) -> dict[str, Any]:
+        """The tenant's temporal and trust policies (`policy show`)."""
+        return memory.policy()
+
+    @app.get("/v1/policy/history", response_model=list[PolicyVersionOut])
+    def policy_history(memory: Mem) -> list[dict[str, Any]]:
+        """Every stored policy version (`policy history`); version 1 is the built-in default."""
+        return [v.to_json() for v in memory.policy_history()]
+
+    @app.post("/v1/policy/temporal", response_model=TemporalOut)
+    def temporal_policy(body: TemporalIn, memory: Mem) -> dict[str, Any]:
+        """A new temporal policy version (`policy temporal`), for conflicts detected from now."""
+        return versioned_json(memory.set_temporal_policy(body.rules, body.reason))
+
+    @app.post("/v1/policy/trust", response_model=TrustChangeOut)
+    def trust_policy(body: TrustPolicyIn, memory: Mem) -> dict[str, Any]:
+        """A new trust policy version, rolled out to every subject in batches (`policy trust`)."""
+        stored, rounds = memory.set_trust_policy(
+            body.admit,
+            body.block,
+            block_any=body.block_any_taint,
+            reason=body.reason,
+            batch=body.batch,
+        )
+        return trust_change_json(stored, rounds)
+
+    @app.post("/v1/sweep", response_model=SweepOut)
+    def sweep(body: SweepIn, memory: Mem) -> dict[str, Any]:
+        """Fail the tenant's candidates orphaned by crashed runs (`sweep`)."""
+        return {"failed": [s.to_json() for s in memory.sweep(body.older_than)]}
+
+    @app.get("/v1/jobs", response_model=list[JobOut])
+    def jobs(
+        memory: Mem, state: Annotated[str | None, Query(max_length=20)] = None
+    ) -> list[dict[str, Any]]:
+        """The tenant's job queue (`jobs [--state S]`)."""
+        return [j.to_json() for j in memory.jobs(state)]
+
+    @app.post("/v1/jobs", response_model=list[JobOut])
     def queue_jobs(body: JobsIn, memory: Mem) -> list[dict[str, Any]]:
         for subject in body.subjects:
             known_subject(memory, subject)
         return [j.to_json() for j in memory.queue(body.subjects, force=body.force)]
 
+    @app.post("/v1/jobs/run", response_model=RunJobsOut)
+    def run_jobs(body: RunJobsIn, memory: Mem) -> dict[str, Any]:
+        """Run up to `max_jobs` of the tenant's due jobs now, as `worker --once` would.
+
+        A deployment runs `memlineage worker` processes; this is a bounded run for
+        a tenant without one, or for a test."""
+        return drained_json(memory.work(limit=body.max_jobs))
+
+    @app.post("/v1/jobs/schedule", response_model=list[JobOut])
+    def schedule_jobs(memory: Mem) -> list[dict[str, Any]]:
+        """Queue every subject whose summary misses events or is not fresh (`jobs schedule`)."""
+        return [j.to_json() for j in memory.schedule()]
+
+    @app.get("/v1/jobs/settings", response_model=JobSettingsOut)
+    def job_settings(memory: Mem) -> dict[str, Any]:
+        """The tenant's tail trigger (`jobs settings`)."""
+        return {"tail_threshold": memory.tail_threshold}
+
+    @app.post("/v1/jobs/settings", response_model=JobSettingsOut)
+    def set_job_settings(body: JobSettingsIn, memory: Mem) -> dict[str, Any]:
+        """Set the tail trigger (`jobs settings --tail N`; 0 turns it off)."""
+        memory.set_tail_threshold(body.tail_threshold)
+        return {"tail_threshold": memory.tail_threshold}
+
+    @app.post("/v1/verify", response_model=CertificationOut)
+    def verify(body: VerifyIn, memory: Mem) -> dict[str, Any]:
+        """Certify a generator on the fixed samples and mutants (`verify`); `certified` is
+        false where the command line exits 1."""
+        return memory.verify(memory.generator(body.generator)).to_json()
+
     @app.post("/v1/eval")
     def evaluate(body: EvalIn, memory: Mem) -> dict[str, Any]:
-        return memory.eval(body.subjects, sample=body.sample).to_json()
+        gold = gold_facts(body.gold)
+        return memory.eval(body.subjects, sample=body.sample, gold=gold, save=body.save).to_json()
 
     @app.get("/v1/release")
     def release_mode(memory: Mem) -> dict[str, Any]:
@@ -277,13 +351,21 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
     def set_release_mode(body: ModeIn, memory: Mem) -> dict[str, Any]:
         return {"mode": memory.release_mode(body.mode)}
 
+    @app.get("/v1/release/configs", response_model=list[ConfigOut])
+    def release_configs(memory: Mem) -> list[dict[str, Any]]:
+        """The tenant's generator configuration versions (`release configs`)."""
+        return [{"version": v, "config": c, "created_at": at} for v, c, at in memory.configs()]
+
     @app.post("/v1/release/fail")
     def release_fail(memory: Mem) -> dict[str, Any]:
         return memory.release_fail()
 
     @app.get("/v1/reviews")
-    def reviews(memory: Mem) -> list[dict[str, Any]]:
-        return memory.reviews()
+    def reviews(
+        memory: Mem, everything: Annotated[bool, Query(alias="all")] = False
+    ) -> list[dict[str, Any]]:
+        """The candidates waiting for review; `?all=true`: decided ones too (`review list`)."""
+        return memory.reviews(None if everything else "pending")
 
     @app.get("/v1/reviews/{artifact_id}")
     def review(artifact_id: str, memory: Mem) -> dict[str, Any]:

@@ -71,7 +71,14 @@ class DetectedConflict:
 class Detection:
     subject: str
     detected_through: int
-    conflicts: tuple[DetectedConflict, ...] = ()
+    conflicts: tuple[DetectedConflict, ...] = ()  # recorded by this run
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "detected_through": self.detected_through,
+            "conflicts": [c.to_json() for c in self.conflicts],
+        }
 
 
 class DetectionMixin(PoliciesMixin):

@@ -12,6 +12,7 @@ version each subject has); nothing locks two subjects at once.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ from ..policy import (
     TRUST,
     TemporalPolicy,
     VersionedTrust,
+    versioned_json,
 )
 from ..progress import Advance
 from ..select import source_state
@@ -75,6 +77,15 @@ class Rollout:
             ],
             "remaining": self.remaining,
         }
+
+
+def trust_change_json(stored: VersionedTrust, rounds: Sequence[Rollout]) -> dict[str, Any]:
+    """A new trust policy version and its rollout, as ``policy trust --json`` prints it."""
+    return {
+        **versioned_json(stored),
+        "batches": [r.to_json() for r in rounds],
+        "remaining": rounds[-1].remaining,
+    }
 
 
 class PoliciesMixin(StoreCore):

@@ -1429,15 +1429,9 @@ def _past_tense_around(sentence: _Sentence, start: int, end: int) -> bool:
     text = sentence.text
     clause_start, clause_end = sentence.clause_of(start)
     lo, hi = max(clause_start, start - _TENSE_WINDOW), min(clause_end, end + _TENSE_WINDOW)
-    if _WEEKDAY_TARGET.search(text, max(lo, start - 10), start) or _FUTURE.search(text, lo, hi):
+    if _WEEKDAY_TARGET.search(text, max(lo, start - 10), start):
         return False
-    previous = ""
-    for match in _WORD.finditer(text, lo, hi):
-        word = match.group().casefold().replace("’", "'")
-        if _past_form(word, previous):
-            return True
-        previous = word
-    return False
+    return _told_in_past(text, lo, hi)
 
 
 def _period(today: date, which: str | None, period: str | None, end: str | None) -> str:

@@ -107,6 +107,11 @@ class Decision:
         }
 
 
+def configs_json(found: list[tuple[int, dict[str, Any], str]]) -> list[dict[str, Any]]:
+    """Configuration versions as every interface shows them (``release configs --json``)."""
+    return [{"version": v, "config": c, "created_at": at} for v, c, at in found]
+
+
 def _pending(store: Store, tenant: str, artifact_id: str) -> dict[str, Any]:
     for review in store.reviews(tenant, "pending"):
         if review["artifact_id"] == artifact_id:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import click
 
+from ..release import configs_json
 from .app import Report, global_options, memory, reporting, root, settings
 from .progress import progress_bars
 
@@ -70,7 +71,7 @@ def release_configs() -> Report:
     """List the tenant's generator configuration versions."""
     with memory() as mem:
         found = mem.configs()
-    doc = [{"version": v, "config": c, "created_at": at} for v, c, at in found]
+    doc = configs_json(found)
     text = "\n".join(f"{v}  {json.dumps(c)}  {at}" for v, c, at in found)
     return Report(doc, text or "no configurations: the built-in generator is used")
 

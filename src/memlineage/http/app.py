@@ -23,6 +23,7 @@ from ..errors import BadInput, MemlineageError, NotFound
 from ..evaluate import gold_facts
 from ..keys import tenant_of
 from ..policy import versioned_json
+from ..release import configs_json
 from ..render import render
 from ..store import open_store
 from ..store.base import SqlStore
@@ -354,7 +355,7 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
     @app.get("/v1/release/configs", response_model=list[ConfigOut])
     def release_configs(memory: Mem) -> list[dict[str, Any]]:
         """The tenant's generator configuration versions (`release configs`)."""
-        return [{"version": v, "config": c, "created_at": at} for v, c, at in memory.configs()]
+        return configs_json(memory.configs())
 
     @app.post("/v1/release/fail")
     def release_fail(memory: Mem) -> dict[str, Any]:

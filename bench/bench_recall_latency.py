@@ -14,22 +14,14 @@ baseline measured in the same run: ``Memory.recall(subject)`` without a query.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import random
 import re
 import sys
-import tempfile
 import time
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
-from urllib.parse import quote
 
-from common import percentile, report
+from common import open_memory, percentile, postgres_reachable, report
 from locomo_passages import load
 from memlineage import Memory
-
-PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 def vocabulary() -> list[str]:
@@ -44,29 +36,6 @@ def vocabulary() -> list[str]:
 
 def sentence(rng: random.Random, words: list[str], weights: list[float], n: int = 14) -> str:
     return " ".join(rng.choices(words, weights, k=n)).capitalize() + "."
-
-
-@contextlib.contextmanager
-def open_memory(backend: str) -> Iterator[Memory]:
-    if backend == "sqlite":
-        with (
-            tempfile.TemporaryDirectory() as tmp,
-            Memory(str(Path(tmp) / "latency.db"), tenant="bench") as memory,
-        ):
-            yield memory
-        return
-    import psycopg
-
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        url = f"{PG_URL}?options={quote(f'-csearch_path={schema}')}"
-        with Memory(url, tenant="bench") as memory:
-            yield memory
-    finally:
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def build(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
@@ -124,17 +93,6 @@ def measure(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
         report(f"recall ({mode}) query+budget p99", percentile(queried, 99), "ms")
 
 
-def postgres_reachable() -> bool:
-    import psycopg
-
-    try:
-        with psycopg.connect(PG_URL, connect_timeout=3):
-            return True
-    except psycopg.Error as exc:
-        print(f"postgres: skipped, not reachable at {PG_URL}: {exc}".splitlines()[0])
-        return False
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
@@ -154,7 +112,7 @@ def main() -> int:
         backends = ("sqlite",)
     for backend in backends:
         print(f"== {backend}: {args.subjects:,} subjects x {args.per_subject} events", flush=True)
-        with open_memory(backend) as memory:
+        with open_memory(backend, "bench") as memory:
             build(memory, args, words)
             if args.optimize and backend == "sqlite":
                 with memory.store._write() as tx:  # type: ignore[attr-defined]

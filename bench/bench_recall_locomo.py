@@ -22,17 +22,13 @@ configurations 'simple' and 'english' on the BM25-style retrieval.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import statistics
 import sys
-import tempfile
 import time
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from urllib.parse import quote
 
+from common import open_memory, postgres_reachable
 from locomo_passages import Conversation, Observation, Question, load
 from memlineage import Memory
 from memlineage.context import Packed, Passage, pack, query_terms
@@ -40,7 +36,6 @@ from memlineage.recall import finish, gather
 from memlineage.render import layout, passage_line
 
 BUDGETS = (500, 1000, 1764, 4000)
-PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 METHODS = ("memlineage", "bm25 raw", "hot summary", "all observations")
 
 
@@ -76,29 +71,6 @@ class Score:
             f"{self.evidence_all / n:>8.3f} {self.evidence_any / n:>8.3f} {self.answer / n:>8.3f}"
             f" {statistics.median(self.tokens) if self.tokens else 0:>9,.0f}"
         )
-
-
-@contextlib.contextmanager
-def open_memory(backend: str) -> Iterator[Memory]:
-    if backend == "sqlite":
-        with (
-            tempfile.TemporaryDirectory() as tmp,
-            Memory(str(Path(tmp) / "locomo.db"), tenant="locomo") as memory,
-        ):
-            yield memory
-        return
-    import psycopg
-
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        url = f"{PG_URL}?options={quote(f'-csearch_path={schema}')}"
-        with Memory(url, tenant="locomo") as memory:
-            yield memory
-    finally:
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def populate(memory: Memory, conversations: Sequence[Conversation]) -> None:
@@ -256,17 +228,6 @@ def compare_pg_configs(
         print(f"{config:<8} {cells}", flush=True)
 
 
-def postgres_reachable() -> bool:
-    import psycopg
-
-    try:
-        with psycopg.connect(PG_URL, connect_timeout=3):
-            return True
-    except psycopg.Error as exc:
-        print(f"postgres: skipped, not reachable at {PG_URL}: {exc}".splitlines()[0])
-        return False
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -279,7 +240,7 @@ def main() -> int:
     if args.backend == "both" and not postgres_reachable():
         backends = ("sqlite",)
     for backend in backends:
-        with open_memory(backend) as memory:
+        with open_memory(backend, "locomo") as memory:
             start = time.perf_counter()
             populate(memory, conversations)
             print(

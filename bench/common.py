@@ -1,10 +1,20 @@
-"""Helpers shared by the benchmarks: timing with medians, and printing ratios."""
+"""Helpers shared by the benchmarks: timing with medians, printing ratios, and a
+Memory on a throwaway SQLite file or PostgreSQL schema."""
 
 from __future__ import annotations
 
+import contextlib
 import statistics
+import tempfile
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+from memlineage import Memory
+
+PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 def median_seconds(fn: Callable[[], object], repeats: int) -> float:
@@ -30,3 +40,38 @@ def report(
     if baseline is not None and ratio is not None:
         line += f"   ratio vs {baseline}: {ratio:.2f}"
     print(line, flush=True)
+
+
+@contextlib.contextmanager
+def open_memory(backend: str, tenant: str) -> Iterator[Memory]:
+    """A Memory of ``tenant`` on a new SQLite file or PostgreSQL schema, dropped after."""
+    if backend == "sqlite":
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            Memory(str(Path(tmp) / f"{tenant}.db"), tenant=tenant) as memory,
+        ):
+            yield memory
+        return
+    import psycopg
+
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        url = f"{PG_URL}?options={quote(f'-csearch_path={schema}')}"
+        with Memory(url, tenant=tenant) as memory:
+            yield memory
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def postgres_reachable() -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(PG_URL, connect_timeout=3):
+            return True
+    except psycopg.Error as exc:
+        print(f"postgres: skipped, not reachable at {PG_URL}: {exc}".splitlines()[0])
+        return False

@@ -574,6 +574,12 @@ def extract_items(events: Sequence[Event], conflicts: Sequence[Conflict] = ()) -
     return items
 
 
+#: The version of the extraction rules, stored beside each subject's item kinds
+#: (store/detect.py, docs/recall.md). Bump it with any change here or in values.py
+#: that may change the kinds of an event's items: stored kinds of another version
+#: are ignored by recall and rebuilt by the detection job.
+RULES_VERSION = 1
+
 #: events whose items are remembered per process (about 1 KB each); above the
 #: 100,000 events of a large subject plus the statement texts the gate reads
 ITEM_CACHE_SIZE = 1 << 18
@@ -588,6 +594,11 @@ def event_items(event: Event) -> list[Item]:
     function: nothing about the store is remembered.
     """
     return list(_cached_event_items(event))
+
+
+def event_kinds(event: Event) -> tuple[str, ...]:
+    """The distinct kinds of an event's items, sorted: what recall needs of them."""
+    return tuple(sorted({item.kind for item in _cached_event_items(event)}))
 
 
 @functools.lru_cache(maxsize=ITEM_CACHE_SIZE)

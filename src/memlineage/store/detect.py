@@ -13,6 +13,10 @@ A detected conflict is the same operation as a declared one (it names both
 events and the key, bumps the epoch); its ``reason`` names the rule. The
 tenant's temporal policy then keeps it unresolved or resolves it for the newer
 ``at`` with a resolution that names the rule and the policy version.
+
+The job also stores the item kinds of every event it checks (``event_kinds``,
+complete up to ``clocks.kinds_through``), which it extracts anyway: recall
+reads them to find must-keep events instead of extracting again (docs/recall.md).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import extract
 from ..contradictions import Detected, KeyedItem, detect, keyed_items, latest, stored_rows
 from ..errors import NotFound
 from ..model import Event, Operation, OpKind
@@ -81,6 +86,10 @@ class Detection:
         }
 
 
+# Events whose item kinds one step of a catch-up reads and stores (bounds its memory).
+KINDS_BATCH = 1000
+
+
 class DetectionMixin(PoliciesMixin):
     def detect_conflicts(
         self, tenant: str, subject: str, checked: Advance | None = None
@@ -99,15 +108,18 @@ class DetectionMixin(PoliciesMixin):
                     (tenant, subject),
                 )[0]
             )
+            self._catch_up_kinds(tx, tenant, subject, through)
             if through >= clock.high_water:
                 return Detection(subject, through)
             temporal = self._temporal_policy(tx, tenant)
             found: list[DetectedConflict] = []
             reader = SqlReader(tx, tenant)
-            for event in reader.events(subject, after=through, through=clock.high_water):
+            events = reader.events(subject, after=through, through=clock.high_water)
+            for event in events:
                 found += self._detect_one(tx, tenant, subject, event, temporal)
                 if checked is not None:
                     checked(1)
+            self._store_kinds(tx, tenant, subject, events, clock.high_water)
             tx.execute(
                 "UPDATE clocks SET detected_through = ? WHERE tenant = ? AND subject = ?",
                 (clock.high_water, tenant, subject),
@@ -252,11 +264,52 @@ class DetectionMixin(PoliciesMixin):
             )  # fmt: skip
 
     def pending_detection(self, tenant: str) -> list[str]:
-        """Subjects with events the detection job has not checked yet (after a crash)."""
+        """Subjects with events the detection job has not checked yet (after a crash), or
+        whose item kinds it has not stored (a store from before, or older extraction rules)."""
         with self._read() as tx:
             rows = tx.all(
-                "SELECT subject FROM clocks WHERE tenant = ? AND detected_through < high_water"
-                " ORDER BY subject",
-                (tenant,),
+                "SELECT subject FROM clocks WHERE tenant = ? AND (detected_through < high_water"
+                " OR kinds_through < high_water OR kinds_rules <> ?) ORDER BY subject",
+                (tenant, extract.RULES_VERSION),
             )
         return [r[0] for r in rows]
+
+    # -- the item kinds recall reads (docs/recall.md) --
+
+    def _catch_up_kinds(self, tx: Tx, tenant: str, subject: str, through: int) -> None:
+        """Store the kinds of the events detection checked before they were stored.
+
+        That is a store migrated from schema 8, or kinds of older extraction rules
+        (all rebuilt); conflicts are not detected again. Nothing to do once caught up.
+        """
+        done, rules = tx.one(
+            "SELECT kinds_through, kinds_rules FROM clocks WHERE tenant = ? AND subject = ?",
+            (tenant, subject),
+        )
+        done = int(done)
+        if int(rules) != extract.RULES_VERSION:
+            tx.execute(
+                "DELETE FROM event_kinds WHERE tenant = ? AND subject = ?", (tenant, subject)
+            )
+            done = 0
+        reader = SqlReader(tx, tenant)
+        while done < through:
+            upto = min(done + KINDS_BATCH, through)
+            events = reader.events(subject, after=done, through=upto)
+            self._store_kinds(tx, tenant, subject, events, upto)
+            done = upto
+
+    def _store_kinds(
+        self, tx: Tx, tenant: str, subject: str, events: Sequence[Event], through: int
+    ) -> None:
+        """Store the item kinds of ``events``, the ones after the watermark up to ``through``."""
+        rows: list[tuple[str, str, int, str]] = []
+        for event in events:
+            kinds = extract.event_kinds(event)
+            if kinds:
+                rows.append((tenant, subject, event.seq, ",".join(kinds)))
+        tx.insert_rows("event_kinds", "tenant, subject, seq, kinds", rows)
+        tx.execute(
+            "UPDATE clocks SET kinds_through = ?, kinds_rules = ? WHERE tenant = ? AND subject = ?",
+            (through, extract.RULES_VERSION, tenant, subject),
+        )

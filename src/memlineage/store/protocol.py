@@ -58,6 +58,19 @@ class Head:
     artifact: Artifact | None
 
 
+@dataclass(frozen=True)
+class StoredKinds:
+    """The item kinds the detection job stored for a subject's events (store/detect.py).
+
+    Complete for the events with ``seq <= through``: one of them missing from
+    ``kinds`` has no item. ``through`` is 0 when the kinds were stored under other
+    extraction rules (``extract.RULES_VERSION``) or not at all.
+    """
+
+    through: int
+    kinds: dict[int, tuple[str, ...]]  # seq -> the event's distinct item kinds
+
+
 class Reader(Protocol):
     def head(self, subject: str) -> Head | None: ...
     def events(
@@ -65,6 +78,7 @@ class Reader(Protocol):
     ) -> list[Event]: ...
     def events_by_id(self, subject: str, ids: Sequence[str]) -> list[Event]: ...
     def search(self, subject: str, terms: list[str]) -> list[Match]: ...
+    def stored_kinds(self, subject: str, *, after: int = 0) -> StoredKinds: ...
     def operations(self, subject: str) -> list[Operation]: ...
     def artifacts(self, subject: str | None = None) -> list[Artifact]: ...
     def artifact(self, artifact_id: str) -> Artifact | None: ...

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import extract
 from ..model import Alias, Artifact, Clock, Event, Operation
-from .protocol import Head
+from .protocol import Head, StoredKinds
 from .rows import (
     ARTIFACT_COLUMNS,
     EVENT_COLUMNS,
@@ -36,6 +37,24 @@ class SqlReader:
         if self.text_search is None:
             raise TypeError("this reader was opened without a full-text search")
         return self.text_search.search(self.tx, self.tenant, subject, terms)
+
+    def stored_kinds(self, subject: str, *, after: int = 0) -> StoredKinds:
+        """The item kinds stored for the subject's events after ``after``, in one query.
+
+        The clock row comes back even without a kinds row (the LEFT JOIN), with
+        the watermark; none comes back when the kinds are of other rules.
+        """
+        rows = self.tx.all(
+            "SELECT c.kinds_through, k.seq, k.kinds FROM clocks c LEFT JOIN event_kinds k"
+            " ON k.tenant = c.tenant AND k.subject = c.subject AND k.seq > ?"
+            " AND k.seq <= c.kinds_through"
+            " WHERE c.tenant = ? AND c.subject = ? AND c.kinds_rules = ?",
+            (after, self.tenant, subject, extract.RULES_VERSION),
+        )
+        if not rows:
+            return StoredKinds(0, {})
+        kinds = {int(seq): tuple(text.split(",")) for _, seq, text in rows if seq is not None}
+        return StoredKinds(int(rows[0][0]), kinds)
 
     def head(self, subject: str) -> Head | None:
         row = self.tx.one(

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from memlineage import Memory, SchemaTooNew, open_store
+from memlineage import Memory, SchemaTooNew, open_store, render
 from memlineage.store.base import SqlStore
+from memlineage.store.postgres import PostgresStore
+from memlineage.store.protocol import StoredKinds
+from memlineage.store.sqlite import SqliteStore
+
+NARRATIVE = "The team talked about the garden party, the weather and the music playlist."
 
 
 def with_extra_migration(store_class: type[SqlStore]) -> type[SqlStore]:
@@ -54,3 +59,35 @@ def test_a_newer_schema_is_refused_with_a_clear_message(db_url: str) -> None:
     with_extra_migration(store_class)(url).close()
     with pytest.raises(SchemaTooNew, match="upgrade memlineage"):
         open_store(db_url)
+
+
+def at_schema(store_class: type[SqlStore], version: int) -> type[SqlStore]:
+    class Older(store_class):  # type: ignore[valid-type,misc]
+        def migrations(self) -> list[tuple[int, str]]:
+            return [m for m in super().migrations() if m[0] <= version]
+
+    return Older
+
+
+def test_a_store_of_schema_8_keeps_its_negations_and_catches_up_its_item_kinds(
+    db_url: str,
+) -> None:
+    store_class = PostgresStore if db_url.startswith("postgresql") else SqliteStore
+    old = at_schema(store_class, 8)(db_url)
+    assert schema_version(old) == 8
+    with Memory(store=old, tenant="acme", detect_after_add=False) as memory:
+        memory.add(
+            [{"id": "m-1", "subject": "user-7", "text": "I do not eat shellfish."}]
+            + [{"id": f"n-{n}", "subject": "user-7", "text": NARRATIVE} for n in range(8)]
+        )
+        with old._write() as tx:  # schema 8's detection job had checked every event
+            tx.execute("UPDATE clocks SET detected_through = high_water")
+    with Memory(db_url, tenant="acme") as memory:
+        assert memory.store.schema_version() >= 9
+        recalled = memory.recall("user-7", query="garden party", budget=30)
+        assert "I do not eat shellfish." in render(recalled)
+        memory.add([{"id": "m-2", "subject": "user-7", "text": "I prefer trains."}])
+        with memory.store.reader("acme") as reader:  # the job's next run caught up
+            assert reader.stored_kinds("user-7") == StoredKinds(
+                10, {1: ("negation",), 10: ("preference",)}
+            )

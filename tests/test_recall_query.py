@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from memlineage import BadInput, Memory, Recall, render
+from memlineage import BadInput, Memory, Recall, extract, render
 from memlineage.cli import main
 from memlineage.context import count_tokens, query_terms
 from memlineage.generators.base import GenerationRequest
 from memlineage.generators.deterministic import DeterministicGenerator
 from memlineage.store.base import SqlStore
+from memlineage.store.protocol import StoredKinds
 
 HERE = Path(__file__).parent
 
@@ -159,6 +160,93 @@ def test_a_negation_is_kept_but_a_date_is_ranked(memory: Memory) -> None:
         assert "I do not eat shellfish." in text
         assert "dentist" not in text and "g-2" in recalled.left_out.budget_ids
         assert "dentist" in shown_text(memory.recall("user-7", query="dentist", budget=100))
+
+
+# -- the item kinds the detection job stores (docs/recall.md) --
+
+# Must-keep by their words alone (no event kind): a constraint, a negation, a scope.
+BY_TEXT = [
+    ("t-1", "Never email the client after 9 pm."),
+    ("t-2", "I do not eat shellfish."),
+    ("t-3", "The deploy key has write:releases only."),
+]
+QUERY = "garden party playlist"
+
+
+def seed_by_text(memory: Memory, pairs: list[tuple[str, str]], prefix: str = "") -> None:
+    events = [ev(f"{prefix}{i}", t) for i, t in pairs]
+    memory.add(events + [ev(f"{prefix}n-{n}", t) for n, t in enumerate(NARRATIVE)])
+
+
+def keeps_every_must_keep(recalled: Recall) -> bool:
+    text = shown_text(recalled)
+    return "## Constraints" in text and all(t in text for _, t in BY_TEXT)
+
+
+def stored_kinds(memory: Memory) -> StoredKinds:
+    with memory.store.reader(memory.tenant) as reader:
+        return reader.stored_kinds("user-7")
+
+
+def execute(memory: Memory, *statements: str) -> None:
+    store = memory.store
+    assert isinstance(store, SqlStore)
+    with store._write() as tx:
+        for statement in statements:
+            tx.execute(statement)
+
+
+@pytest.mark.parametrize("consolidated", [False, True])
+def test_a_recall_is_the_same_before_and_after_the_detection_job(
+    db_url: str, consolidated: bool
+) -> None:
+    with Memory(db_url, tenant="acme", detect_after_add=False) as memory:
+        seed_by_text(memory, BY_TEXT[:1])
+        if consolidated:
+            assert memory.consolidate("user-7").switched  # runs the job first
+        else:
+            memory.detect("user-7")
+        seed_by_text(memory, BY_TEXT[1:], prefix="later-")  # the job has not run on these
+        before = memory.recall("user-7", query=QUERY, budget=50)
+        memory.detect("user-7")
+        after = memory.recall("user-7", query=QUERY, budget=50)
+    assert after.mode == before.mode == ("summary" if consolidated else "raw")
+    assert after.to_json() == before.to_json()
+    assert keeps_every_must_keep(after)
+
+
+def test_a_store_from_before_stored_kinds_keeps_every_must_keep_until_repaired(
+    memory: Memory,
+) -> None:
+    seed_by_text(memory, BY_TEXT)
+    high_water = stored_kinds(memory).through
+    assert high_water == len(BY_TEXT) + len(NARRATIVE)
+    # What migration 0009 leaves of a store of schema 8: no kinds, watermark and rules 0.
+    execute(
+        memory, "DELETE FROM event_kinds", "UPDATE clocks SET kinds_through = 0, kinds_rules = 0"
+    )
+    assert stored_kinds(memory) == StoredKinds(0, {})
+    assert keeps_every_must_keep(memory.recall("user-7", query=QUERY, budget=50))
+    memory.sweep()  # runs the detection job where it is behind
+    repaired = stored_kinds(memory)
+    assert repaired.through == high_water
+    assert repaired.kinds[2] == ("negation",) and repaired.kinds[3] == ("constraint", "scope")
+    assert keeps_every_must_keep(memory.recall("user-7", query=QUERY, budget=50))
+
+
+def test_kinds_stored_under_other_extraction_rules_are_ignored_then_rebuilt(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed_by_text(memory, BY_TEXT)
+    # Rules that saw only dates, then a release whose new rules bump the version.
+    execute(memory, "UPDATE event_kinds SET kinds = 'date'")
+    monkeypatch.setattr(extract, "RULES_VERSION", extract.RULES_VERSION + 1)
+    assert keeps_every_must_keep(memory.recall("user-7", query=QUERY, budget=50))
+    memory.sweep()
+    rebuilt = stored_kinds(memory)
+    assert rebuilt.through == len(BY_TEXT) + len(NARRATIVE)
+    assert rebuilt.kinds[2] == ("negation",)
+    assert keeps_every_must_keep(memory.recall("user-7", query=QUERY, budget=50))
 
 
 # -- invalid events never come back --

@@ -471,3 +471,27 @@ def test_cli_recall_with_query_budget_and_format(db_url: str) -> None:
 def test_query_words_leave_out_stop_words_and_operators() -> None:
     assert query_terms("What did the NOT") == []
     assert query_terms('Where is "Ana\'s" cello? OR cello*') == ["ana", "cello"]
+
+
+@pytest.mark.parametrize("consolidated", [False, True])
+def test_both_backends_rank_the_same_passages_the_same_way(
+    tmp_path: Path, pg_url: str, consolidated: bool
+) -> None:
+    cases = ranking_cases()
+    queries = [c["query"] for c in cases if "query" in c]
+    seen = []
+    for url in (str(tmp_path / "m.db"), pg_url):
+        with Memory(url, tenant="acme") as memory:
+            memory.add([ev(c["id"], c["text"]) for c in cases])
+            if consolidated:
+                assert memory.consolidate("user-7", ColdNarrative()).switched
+            seen.append(
+                [
+                    [
+                        (p.sources, round(p.score, 9))
+                        for p in memory.recall("user-7", query=q).context
+                    ]
+                    for q in queries
+                ]
+            )
+    assert seen[0] == seen[1]

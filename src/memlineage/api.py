@@ -26,6 +26,7 @@ from .model import Artifact, Event, Item, NewEvent
 from .policy import TemporalPolicy, VersionedTrust, trust_policy, versioned_json
 from .progress import Progress, begin
 from .recall import Recall, RecallSet, finish, gather, ranks
+from .relevance import bm25
 from .select import source_state
 from .store import open_store
 from .store.append import MAX_NAME_BYTES, name_too_long
@@ -428,12 +429,14 @@ class Memory:
         return [e for e in events if state.is_valid(e)]
 
     def rank(self, subject: str, query: str, event_ids: Sequence[str]) -> list[tuple[str, float]]:
-        """``event_ids`` of ``subject`` ordered by full-text relevance to ``query`` (the index
-        recall uses), with their scores; ids the query does not match come last, scored 0."""
+        """``event_ids`` of ``subject`` ordered by relevance to ``query`` (the BM25 recall
+        uses, over these events), with their scores; ids the query does not match come
+        last, scored 0."""
         wanted = list(dict.fromkeys(event_ids))
         with self.store.reader(self.tenant) as reader:
-            matches = reader.search(subject, query_terms(query))
-        scores = {m.id: m.score for m in matches}
+            texts = {e.id: e.text for e in reader.events_by_id(subject, wanted)}
+        found = [i for i in wanted if i in texts]
+        scores = dict(zip(found, bm25(query_terms(query), [texts[i] for i in found]), strict=True))
         return sorted(((i, scores.get(i, 0.0)) for i in wanted), key=lambda pair: -pair[1])
 
     def has_subject(self, subject: str) -> bool:

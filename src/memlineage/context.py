@@ -4,7 +4,7 @@ A recall is turned into *passages*: one per summary statement, cold event,
 tail event or (in raw mode) valid event. A passage is **must-keep** when it
 carries a must-preserve item, is an open item, or is a side of an unresolved
 conflict; must-keep passages come first and are never cut. The others follow
-ranked by full-text relevance to the query (no query: today's order), and are
+ranked by relevance to the query (relevance.py; no query: today's order), and are
 taken in that order while the next one fits in the budget. Cold events come
 back only when they match the query: they are what a query retrieves.
 
@@ -123,14 +123,13 @@ def section_of(
     return "facts"
 
 
-def scored(passages: Sequence[Passage], scores: dict[str, float]) -> list[Passage]:
-    """Each passage with the best score of its sources (0 when none matched)."""
+def with_scores(passages: Sequence[Passage], scores: Sequence[float]) -> list[Passage]:
+    """Each passage with its relevance score (relevance.bm25, in the same order)."""
     out = []
-    for p in passages:
-        best = max((scores.get(s, 0.0) for s in p.sources), default=0.0)
-        if best:  # the constructor, not dataclasses.replace: this runs per passage per recall
+    for p, score in zip(passages, scores, strict=True):
+        if score:  # the constructor, not dataclasses.replace: this runs per passage per recall
             p = Passage(p.subject, p.text, p.sources, p.at, p.section, p.origin, p.must_keep,
-                        p.order, best, p.conflict)  # fmt: skip
+                        p.order, score, p.conflict)  # fmt: skip
         out.append(p)
     return out
 

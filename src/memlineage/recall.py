@@ -27,11 +27,12 @@ from .context import (
     pack,
     query_terms,
     rank,
-    scored,
     section_of,
+    with_scores,
 )
 from .gate import CONFLICT_KIND
 from .model import ArtifactStatus, Claim, Conflict, Event, Operation, Output, Statement
+from .relevance import bm25
 from .render import layout, render_summary
 from .select import TrustPolicy, source_state
 from .store.protocol import Head, Reader, StoredKinds
@@ -213,23 +214,34 @@ def gather(
         found = Recall(subject, "raw", reason, conflicts=conflicts, events=valid, query=query)
         kinds = _item_kinds(reader, subject, valid) if with_items else {}
         passages = _event_passages(subject, "raw", valid, conflicts, kinds)
-    if terms:
-        # Passages are built from valid events only, so a match that the raw layer's
-        # rules invalidated (revoked, superseded, lost, quarantined, erased) scores
-        # nothing; cold hits are read back and checked again in this same snapshot.
-        scores = {m.id: m.score for m in reader.search(subject, terms)}
-        if found.mode == "summary":
-            passages += _cold_passages(reader, found, scores, ops, policy, len(passages))
-        passages = scored(passages, scores)
+    if terms and found.cold:
+        # Passages are built from valid events only; the cold events the index
+        # matches are read back and checked against the raw layer's rules in this
+        # same snapshot, so a revoked, superseded, lost, quarantined or erased
+        # event never comes back. finish() scores every candidate.
+        matched = set(reader.matching(subject, terms))
+        passages += _cold_passages(reader, found, matched, ops, policy, len(passages))
     return found, passages
 
 
 def finish(
     gathered: Sequence[tuple[Recall, list[Passage]]], query: str | None, budget: int | None
 ) -> RecallSet:
-    """Rank every subject's passages together and pack them into one shared budget."""
+    """Rank every subject's passages together and pack them into one shared budget.
+
+    Relevance is BM25 over the candidates of all the subjects recalled together,
+    the cold events the query did not match counted as documents without its
+    terms (relevance.py).
+    """
     candidates = [p for _, passages in gathered for p in passages]
-    ranked = rank(candidates, has_query=bool(query_terms(query)))
+    terms = query_terms(query)
+    if terms:
+        unmatched = sum(
+            len(found.cold) - sum(p.origin == "cold" for p in passages)
+            for found, passages in gathered
+        )
+        candidates = with_scores(candidates, bm25(terms, [p.text for p in candidates], unmatched))
+    ranked = rank(candidates, has_query=bool(terms))
     packed = pack(ranked, budget, layout() if budget is not None else _FREE)
     recalls = tuple(_narrowed(found, packed, query, budget) for found, _ in gathered)
     total_cold = sum(r.left_out.cold_unmatched for r in recalls)
@@ -458,13 +470,13 @@ def _must_keep(
 def _cold_passages(
     reader: Reader,
     found: Recall,
-    scores: dict[str, float],
+    matched: set[str],
     ops: Sequence[Operation],
     policy: TrustPolicy,
     start: int,
 ) -> list[Passage]:
     """The valid cold events that matched the query: what cold retrieval returns."""
-    hits = [c for c in found.cold if c in scores]
+    hits = [c for c in found.cold if c in matched]
     if not hits:
         return []
     events = reader.events_by_id(found.subject, hits)

@@ -29,14 +29,23 @@ class SqlReader:
         self.text_search = text_search
 
     def search(self, subject: str, terms: list[str]) -> list[Match]:
-        """The ids of the subject's events that match any of ``terms``, with their relevance.
+        """The ids of the subject's events that match any of ``terms``, with the
+        engine's relevance (FTS5 ``bm25()``, ``ts_rank_cd``).
 
         Every event that matches is returned, valid or not: the caller keeps only
         those the raw layer's rules hold valid in this same snapshot.
         """
+        return self._text_search().search(self.tx, self.tenant, subject, terms)
+
+    def matching(self, subject: str, terms: list[str]) -> list[str]:
+        """The ids of the subject's events that match any of ``terms``, unranked
+        (what recall ranks itself, relevance.py); valid or not, as ``search``."""
+        return self._text_search().matching(self.tx, self.tenant, subject, terms)
+
+    def _text_search(self) -> TextSearch:
         if self.text_search is None:
             raise TypeError("this reader was opened without a full-text search")
-        return self.text_search.search(self.tx, self.tenant, subject, terms)
+        return self.text_search
 
     def stored_kinds(self, subject: str, *, after: int = 0) -> StoredKinds:
         """The item kinds stored for the subject's events after ``after``, in one query.

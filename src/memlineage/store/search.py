@@ -32,10 +32,18 @@ class Match:
 
 
 class TextSearch(abc.ABC):
-    """A backend's full-text lookup; ``terms`` are plain words (see context.query_terms)."""
+    """A backend's full-text lookup; ``terms`` are plain words (see context.query_terms).
+
+    ``matching`` is what recall uses: the ids of the subject's events that
+    contain any term, unranked (relevance.py ranks them). ``search`` adds the
+    engine's own score: the plain-RAG baseline of the benchmarks.
+    """
 
     @abc.abstractmethod
     def search(self, tx: Tx, tenant: str, subject: str, terms: list[str]) -> list[Match]: ...
+
+    @abc.abstractmethod
+    def matching(self, tx: Tx, tenant: str, subject: str, terms: list[str]) -> list[str]: ...
 
 
 def scope_token(tenant: str, subject: str) -> str:
@@ -44,35 +52,51 @@ def scope_token(tenant: str, subject: str) -> str:
 
 
 class Fts5Search(TextSearch):
-    SQL = (
-        "SELECT e.id, -bm25(events_fts, 0.0, 1.0)"
-        # CROSS JOIN keeps the full-text match as the outer loop: left to itself the
-        # planner may walk the subject's rows and re-run the MATCH for each one.
+    # CROSS JOIN keeps the full-text match as the outer loop: left to itself the
+    # planner may walk the subject's rows and re-run the MATCH for each one.
+    FROM = (
         " FROM events_fts CROSS JOIN events e ON e.rowid = events_fts.rowid"
         " WHERE events_fts MATCH ? AND e.tenant = ? AND e.subject = ?"
     )
+    SQL = "SELECT e.id, -bm25(events_fts, 0.0, 1.0)" + FROM
+    MATCHING_SQL = "SELECT e.id" + FROM
 
     def search(self, tx: Tx, tenant: str, subject: str, terms: list[str]) -> list[Match]:
         if not terms:
             return []
+        rows = tx.all(self.SQL, (self._expression(tenant, subject, terms), tenant, subject))
+        return [Match(r[0], float(r[1])) for r in rows]
+
+    def matching(self, tx: Tx, tenant: str, subject: str, terms: list[str]) -> list[str]:
+        if not terms:
+            return []
+        expression = self._expression(tenant, subject, terms)
+        return [r[0] for r in tx.all(self.MATCHING_SQL, (expression, tenant, subject))]
+
+    @staticmethod
+    def _expression(tenant: str, subject: str, terms: list[str]) -> str:
         # Terms are word characters only, so quoting each makes it a plain token
         # (never an operator such as AND, NOT or NEAR).
         words = " OR ".join(f'"{t}"' for t in terms)
-        expression = f'scope : "{scope_token(tenant, subject)}" AND text : ({words})'
-        rows = tx.all(self.SQL, (expression, tenant, subject))
-        return [Match(r[0], float(r[1])) for r in rows]
+        return f'scope : "{scope_token(tenant, subject)}" AND text : ({words})'
 
 
 class TsvectorSearch(TextSearch):
     CONFIG = "english"
-    SQL = (
-        "SELECT e.id, ts_rank_cd(e.tsv, q)"
+    FROM = (
         f" FROM events e, to_tsquery('{CONFIG}'::regconfig, ?) q"
         " WHERE e.tenant = ? AND e.subject = ? AND e.tsv @@ q"
     )
+    SQL = "SELECT e.id, ts_rank_cd(e.tsv, q)" + FROM
+    MATCHING_SQL = "SELECT e.id" + FROM
 
     def search(self, tx: Tx, tenant: str, subject: str, terms: list[str]) -> list[Match]:
         if not terms:
             return []
         rows = tx.all(self.SQL, (" | ".join(terms), tenant, subject))
         return [Match(r[0], float(r[1])) for r in rows]
+
+    def matching(self, tx: Tx, tenant: str, subject: str, terms: list[str]) -> list[str]:
+        if not terms:
+            return []
+        return [r[0] for r in tx.all(self.MATCHING_SQL, (" | ".join(terms), tenant, subject))]

@@ -19,7 +19,7 @@ import re
 import sys
 import time
 
-from common import open_memory, percentile, postgres_reachable, report
+from common import kept_memory, open_memory, percentile, postgres_reachable, report
 from locomo_passages import load
 from memlineage import Memory, extract
 
@@ -36,6 +36,12 @@ def vocabulary() -> list[str]:
 
 def sentence(rng: random.Random, words: list[str], weights: list[float], n: int = 14) -> str:
     return " ".join(rng.choices(words, weights, k=n)).capitalize() + "."
+
+
+def built(memory: Memory, args: argparse.Namespace) -> bool:
+    """Whether a kept store already holds this shape (its last subject is complete)."""
+    last = memory.recall(f"user-{args.subjects - 1}")
+    return len(last.events) == args.per_subject
 
 
 def build(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
@@ -66,6 +72,9 @@ def build(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
 
 
 def measure(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
+    # A recall server does not have every event's extraction cached: the build
+    # just ran it on all of them in this process.
+    extract._cached_event_items.cache_clear()
     rng = random.Random(11)
     weights = [1 / (rank + 1) for rank in range(len(words))]
     pools = {
@@ -101,6 +110,12 @@ def main() -> int:
     parser.add_argument("--consolidated", type=int, default=500)
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument(
+        "--keep",
+        metavar="NAME",
+        help="build into NAME.db (SQLite) / schema bench_NAME (PostgreSQL) and keep it;"
+        " a later run with the same NAME and sizes measures without building",
+    )
+    parser.add_argument(
         "--optimize",
         action="store_true",
         help="SQLite: merge the FTS5 segments into one after loading (docs/recall.md)",
@@ -112,8 +127,14 @@ def main() -> int:
         backends = ("sqlite",)
     for backend in backends:
         print(f"== {backend}: {args.subjects:,} subjects x {args.per_subject} events", flush=True)
-        with open_memory(backend, "bench") as memory:
-            build(memory, args, words)
+        store = (
+            kept_memory(backend, "bench", args.keep) if args.keep else open_memory(backend, "bench")
+        )
+        with store as memory:
+            if args.keep and built(memory, args):
+                print(f"kept store {args.keep}: already built", flush=True)
+            else:
+                build(memory, args, words)
             if args.optimize and backend == "sqlite":
                 with memory.store._write() as tx:  # type: ignore[attr-defined]
                     tx.execute("INSERT INTO events_fts (events_fts) VALUES ('optimize')")

@@ -66,6 +66,23 @@ def open_memory(backend: str, tenant: str) -> Iterator[Memory]:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+@contextlib.contextmanager
+def kept_memory(backend: str, tenant: str, name: str) -> Iterator[Memory]:
+    """A Memory on the SQLite file ``name``.db or the PostgreSQL schema bench_``name``,
+    kept after the run: a benchmark whose build takes long builds it once."""
+    if backend == "sqlite":
+        with Memory(str(Path(name).with_suffix(".db")), tenant=tenant) as memory:
+            yield memory
+        return
+    import psycopg
+
+    schema = f"bench_{name}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    with Memory(f"{PG_URL}?options={quote(f'-csearch_path={schema}')}", tenant=tenant) as memory:
+        yield memory
+
+
 def postgres_reachable() -> bool:
     import psycopg
 

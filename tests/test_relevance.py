@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memlineage.relevance import bm25, document, stem
+from memlineage.relevance import bm25, document, prefixes_of, stem
 
 HERE = Path(__file__).parent
 
@@ -27,6 +27,8 @@ def ranking_texts() -> list[str]:
         ("happiness", "Tom is happy in Lisbon."),
         ("painting", "Melanie paints landscapes on Sundays."),
         ("possibilities", "She asked about the possibility of a refund."),
+        ("cries", "The baby cry woke us."),
+        ("tied", "Tying knots is her hobby."),
     ],
 )
 def test_a_query_word_finds_every_inflection_of_its_stem(query: str, text: str) -> None:
@@ -40,7 +42,7 @@ def test_the_shortcut_never_misses_a_word_that_the_full_split_would_count() -> N
     words = {w for t in texts for w in re.findall(r"[^\W_]+", t.lower())}
     for word in sorted(words):
         wanted = frozenset({stem(word)})
-        prefixes = frozenset({stem(word)[:3] if len(stem(word)) > 3 else stem(word)[:1]})
+        prefixes = prefixes_of(wanted)
         for text in texts:
             full = sum(stem(w) in wanted for w in re.findall(r"[^\W_]+", text.lower()))
             assert sum(document(text, wanted, prefixes).values()) == full, (word, text)
@@ -64,3 +66,13 @@ def test_no_term_no_score_and_the_same_input_scores_the_same() -> None:
     texts = ranking_texts()
     assert bm25([], texts) == [0.0] * len(texts)
     assert bm25(["chess", "children"], texts) == bm25(["chess", "children"], texts)
+
+
+def test_every_word_of_a_real_vocabulary_contains_its_stems_prefix(shared_data: Path) -> None:
+    # The shortcut's premise, over LoCoMo's whole vocabulary: a text that holds a
+    # word holds the prefix of that word's stem, so no occurrence is skipped.
+    raw = (shared_data / "locomo" / "locomo10.json").read_text("utf-8")
+    words = sorted(set(re.findall(r"[^\W_]+", raw.lower())))
+    assert len(words) > 5000
+    missed = [w for w in words if prefixes_of(frozenset({stem(w)})).search(w) is None]
+    assert missed == []

@@ -578,7 +578,12 @@ def extract_items(events: Sequence[Event], conflicts: Sequence[Conflict] = ()) -
 #: (store/detect.py, docs/recall.md). Bump it with any change here or in values.py
 #: that may change the kinds of an event's items: stored kinds of another version
 #: are ignored by recall and rebuilt by the detection job.
-RULES_VERSION = 1
+RULES_VERSION = 2  # 2: event_kinds also marks open items (OPEN_ITEM)
+
+#: The mark event_kinds adds for an open item (an event expected_open_items keeps
+#: open); it is not an item kind. Recall reads it with the stored kinds instead of
+#: running the open-item patterns over every event again.
+OPEN_ITEM = "open-item"
 
 #: events whose items are remembered per process (about 1 KB each); above the
 #: 100,000 events of a large subject plus the statement texts the gate reads
@@ -597,8 +602,12 @@ def event_items(event: Event) -> list[Item]:
 
 
 def event_kinds(event: Event) -> tuple[str, ...]:
-    """The distinct kinds of an event's items, sorted: what recall needs of them."""
-    return tuple(sorted({item.kind for item in _cached_event_items(event)}))
+    """The distinct kinds of an event's items, and OPEN_ITEM for an open item, sorted:
+    what recall needs to know of an event beyond its text."""
+    kinds = {item.kind for item in _cached_event_items(event)}
+    if is_open_item(event):
+        kinds.add(OPEN_ITEM)
+    return tuple(sorted(kinds))
 
 
 @functools.lru_cache(maxsize=ITEM_CACHE_SIZE)
@@ -634,7 +643,11 @@ def conflict_item(conflict: Conflict) -> Item:
 
 def expected_open_items(events: Sequence[Event]) -> tuple[str, ...]:
     """Ids of the events an output must keep open: kind 'task', or a text marker (TODO, ...)."""
-    return tuple(e.id for e in events if e.kind == "task" or _OPEN_MARKERS.search(e.text))
+    return tuple(e.id for e in events if is_open_item(e))
+
+
+def is_open_item(event: Event) -> bool:
+    return event.kind == "task" or _OPEN_MARKERS.search(event.text) is not None
 
 
 def item_id(

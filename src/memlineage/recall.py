@@ -212,7 +212,7 @@ def gather(
         ids = {e.id for e in valid}
         conflicts = tuple(c for c in state.unresolved if c.a in ids and c.b in ids)
         found = Recall(subject, "raw", reason, conflicts=conflicts, events=valid, query=query)
-        kinds = _item_kinds(reader, subject, valid) if with_items else {}
+        kinds = _item_kinds(reader, subject, valid) if with_items else None
         passages = _event_passages(subject, "raw", valid, conflicts, kinds)
     if terms and found.cold:
         # Passages are built from valid events only; the cold events the index
@@ -360,7 +360,7 @@ def _summary_passages(
         for n, event in enumerate(hot):
             passages.append(_event_passage(subject, "summary", event, n, claims, open_ids, sides))
     kinds = (
-        _item_kinds(reader, subject, found.tail, after=found.covers_through) if with_items else {}
+        _item_kinds(reader, subject, found.tail, after=found.covers_through) if with_items else None
     )
     passages += _event_passages(subject, "tail", found.tail, found.conflicts, kinds, len(passages))
     return passages + _missing_sides(reader, found, passages, claims, open_ids, sides)
@@ -417,14 +417,19 @@ def _event_passages(
     origin: str,
     events: Sequence[Event],
     conflicts: Sequence[Conflict],
-    kinds: Mapping[str, Sequence[str]],
+    kinds: Mapping[str, Sequence[str]] | None,
     start: int = 0,
 ) -> list[Passage]:
     """Raw events as passages, newest first (the order a budget keeps without a query).
 
-    ``kinds``: event id -> its item kinds (empty for a recall that does not rank).
+    ``kinds``: event id -> its item kinds and open-item mark (extract.event_kinds),
+    or None for a recall that does not rank (open items are then found in the text).
     """
-    open_ids = set(extract.expected_open_items(events))
+    if kinds is None:
+        open_ids = set(extract.expected_open_items(events))
+        kinds = {}
+    else:
+        open_ids = {e.id for e in events if extract.OPEN_ITEM in kinds.get(e.id, ())}
     sides = _sides(conflicts)
     newest_first = sorted(events, key=lambda e: -e.seq)
     return [

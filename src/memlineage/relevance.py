@@ -53,21 +53,32 @@ def stem(word: str) -> str:
     return found
 
 
-def _prefix(stem_: str) -> str:
-    """A substring every word with this stem contains: the stem's first three
-    letters (Snowball rewrites only suffixes; "dying" -> "die" is why a stem of
-    three letters or fewer keeps only its first)."""
-    return stem_[:3] if len(stem_) > 3 else stem_[:1]
+# Snowball's irregular short words: "dying" -> "die" keeps neither "die" nor "di".
+_IRREGULAR = {"die": ("di", "dy"), "lie": ("li", "ly"), "tie": ("ti", "ty")}
 
 
-def document(text: str, wanted: frozenset[str], prefixes: frozenset[str]) -> dict[str, int]:
+def _prefixes(stem_: str) -> tuple[str, ...]:
+    """Substrings one of which every word with this stem contains.
+
+    Snowball rewrites only endings: the first three letters of a longer stem
+    survive; a short stem survives less a final "e" ("use" <- "using") or an
+    "i" that stands for "y" ("cri" <- "cry"); and three irregular words.
+    """
+    if len(stem_) > 3:
+        return (stem_[:3],)
+    if stem_ in _IRREGULAR:
+        return _IRREGULAR[stem_]
+    return (stem_[:-1] if len(stem_) > 1 and stem_[-1] in "ei" else stem_,)
+
+
+def document(text: str, wanted: frozenset[str], prefixes: re.Pattern[str]) -> dict[str, int]:
     """How often each ``wanted`` stem occurs in ``text``.
 
-    Only a text that contains one of the stems' ``prefixes`` is split into
-    words and stemmed: most candidates of a recall share no word with the query.
+    Only a text that contains one of the stems' prefixes is split into words
+    and stemmed: most candidates of a recall share no word with the query.
     """
     lowered = text.lower()
-    if not any(p in lowered for p in prefixes):
+    if prefixes.search(lowered) is None:
         return {}
     counts: dict[str, int] = {}
     for word in _WORD.findall(lowered):
@@ -75,6 +86,12 @@ def document(text: str, wanted: frozenset[str], prefixes: frozenset[str]) -> dic
         if s in wanted:
             counts[s] = counts.get(s, 0) + 1
     return counts
+
+
+def prefixes_of(wanted: frozenset[str]) -> re.Pattern[str]:
+    """One pattern that finds any of the stems' prefixes (longest first)."""
+    found = sorted({p for s in wanted for p in _prefixes(s)}, key=lambda p: (-len(p), p))
+    return re.compile("|".join(re.escape(p) for p in found))
 
 
 def length(text: str) -> int:
@@ -94,7 +111,7 @@ def bm25(terms: Sequence[str], texts: Sequence[str], unmatched: int = 0) -> list
     wanted = frozenset(stem(t) for t in terms)
     if not wanted or not texts:
         return [0.0] * len(texts)
-    prefixes = frozenset(_prefix(s) for s in wanted)
+    prefixes = prefixes_of(wanted)
     docs = [(length(text), document(text, wanted, prefixes)) for text in texts]
     average = sum(n for n, _ in docs) / len(docs)
     total = len(docs) + unmatched

@@ -6,6 +6,7 @@ import pytest
 
 from memlineage import Memory
 from memlineage.errors import BadInput
+from memlineage.store import detect as detect_job
 
 
 def ev(id_: str, text: str, at: str, subject: str = "user-7", **extra: object) -> dict[str, object]:
@@ -240,11 +241,32 @@ def _added_in_batches_of(
         return _what_detection_left(memory)
 
 
-def test_a_batch_detects_what_the_same_events_added_one_by_one_detect(db_url: str) -> None:
+def test_a_batch_detects_what_the_same_events_added_one_by_one_detect(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Detection in one run over a batch sees the batch's earlier events as they arrive."""
     events = _stream()
     one_by_one = _added_in_batches_of(1, events, db_url, "one-by-one")
     assert _added_in_batches_of(len(events), events, db_url, "one-batch") == one_by_one
     assert _added_in_batches_of(13, events, db_url, "batches-of-13") == one_by_one
+    monkeypatch.setattr(detect_job, "RUN_CHUNK", 7)  # a long run, checked in chunks
+    assert _added_in_batches_of(len(events), events, db_url, "chunks-of-7") == one_by_one
     assert len(one_by_one["operations"]) > 20  # type: ignore[arg-type]
     assert one_by_one["unresolved"]  # the budget's changes stay contested (fact: keep)
+
+
+def test_two_values_of_one_key_in_one_event_meet_the_window_in_one_order(db_url: str) -> None:
+    """Two rents in one event, then fifteen repeats of one: which of the two is the
+    sixteenth earlier item of "950 EUR" decides whether the first event conflicts with
+    it, the same way whether the events came together or apart (PostgreSQL's plan once
+    decided it for batches of 13)."""
+    events = _stream()
+    events += [ev("rent-both", "The rent is 900 EUR and later 950 EUR.", "2026-01-01T09:00:00Z")]
+    events += [ev(f"rent-{i}", "The rent is 900 EUR.", f"2026-02-{i + 1:02d}T09:00:00Z")
+               for i in range(15)]  # fmt: skip
+    events += [ev("rent-last", "The rent is 950 EUR.", "2026-03-01T09:00:00Z")]
+    one_by_one = _added_in_batches_of(1, events, db_url, "one-by-one")
+    for size in (len(events), 13, 4):
+        assert _added_in_batches_of(size, events, db_url, f"batches-of-{size}") == one_by_one
+    last = [(op["target"], op["other"]) for op in one_by_one["operations"]][-15:]  # type: ignore[index]
+    assert last == [(f"rent-{i}", "rent-last") for i in range(15)]  # the latest 900 EUR only

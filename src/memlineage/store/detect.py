@@ -26,21 +26,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import extract
-from ..contradictions import Detected, KeyedItem, detect, keyed_items, latest, stored_rows
+from ..contradictions import Detected, KeyedItem, detect, keyed_items, latest
 from ..errors import NotFound
-from ..model import Event, Operation, OpKind
+from ..model import Event, OpKind
 from ..policy import LATEST_WINS, TemporalPolicy
 from ..progress import Advance
-from ..select import SourceState, source_state
+from .detect_run import DetectionRun
 from .policies import PoliciesMixin
 from .protocol import OpResult
 from .reader import SqlReader
-from .rows import OP_COLUMNS, op_from_row
-from .sql import IN_CHUNK, Tx, chunks, marks
+from .sql import Tx
 
-# Earlier items read per key: a repeated statement beyond the latest WINDOW items of its
-# key is not compared again (it was compared with its successors when they arrived).
-WINDOW = 16
+RUN_CHUNK = 1_000  # events whose items are extracted, and rows written, at a time
 DETECTED = "detected: "  # the reason prefix of a detected conflict's operation
 
 
@@ -113,12 +110,13 @@ class DetectionMixin(PoliciesMixin):
                 return Detection(subject, through)
             temporal = self._temporal_policy(tx, tenant)
             found: list[DetectedConflict] = []
-            reader = SqlReader(tx, tenant)
-            events = reader.events(subject, after=through, through=clock.high_water)
-            for event in events:
-                found += self._detect_one(tx, tenant, subject, event, temporal)
-                if checked is not None:
-                    checked(1)
+            events = SqlReader(tx, tenant).events(subject, after=through, through=clock.high_water)
+            run = DetectionRun(tx, tenant, subject, through + 1, by_code_point=self._code_points)
+            run.know_events(events)
+            for start in range(0, len(events), RUN_CHUNK):
+                found += self._detect_chunk(
+                    run, events[start : start + RUN_CHUNK], temporal, checked
+                )
             self._store_kinds(tx, tenant, subject, events, clock.high_water)
             tx.execute(
                 "UPDATE clocks SET detected_through = ? WHERE tenant = ? AND subject = ?",
@@ -126,80 +124,51 @@ class DetectionMixin(PoliciesMixin):
             )
             return Detection(subject, clock.high_water, tuple(found))
 
-    def _detect_one(
-        self, tx: Tx, tenant: str, subject: str, event: Event, temporal: TemporalPolicy
-    ) -> list[DetectedConflict]:
-        """Index one event's keyed items; the conflicts they make with earlier ones."""
-        items = keyed_items(event)
-        if not items:
-            return []
-        earlier = self._earlier_items(tx, tenant, subject, items)
-        tx.executemany(
-            "INSERT INTO event_keys (tenant, subject, key, seq, event_id, item)"
-            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            stored_rows(tenant, subject, items),
-        )
-        if not earlier:
-            return []
-        return self._record_detected(tx, tenant, subject, items, earlier, temporal)
+    @property
+    def _code_points(self) -> str:
+        """The COLLATE clause that orders text by code point, as SQLite does by default."""
+        return ' COLLATE "C"' if self.dialect == "postgres" else ""
 
-    def _earlier_items(
-        self, tx: Tx, tenant: str, subject: str, items: Sequence[KeyedItem]
-    ) -> list[KeyedItem]:
-        """The latest ``WINDOW`` earlier items of each key the new event has."""
-        seq = items[0].seq
-        found: list[KeyedItem] = []
-        for key in sorted({i.key for i in items}):
-            rows = tx.all(
-                "SELECT k.event_id, k.seq, k.key, k.item, e.at, e.kind FROM event_keys k"
-                " JOIN events e ON e.tenant = k.tenant AND e.subject = k.subject"
-                " AND e.seq = k.seq WHERE k.tenant = ? AND k.subject = ? AND k.key = ?"
-                " AND k.seq < ? ORDER BY k.seq DESC LIMIT ?",
-                (tenant, subject, key, seq, WINDOW),
-            )
-            found += [KeyedItem.from_row(r[0], int(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
+    def _detect_chunk(
+        self,
+        run: DetectionRun,
+        events: Sequence[Event],
+        temporal: TemporalPolicy,
+        checked: Advance | None,
+    ) -> list[DetectedConflict]:
+        """Check a chunk of a run's events in seq order; one read of the windows it needs."""
+        items_of = [(event, keyed_items(event)) for event in events]
+        run.read_windows(i.key for _, items in items_of for i in items)
+        found: list[DetectedConflict] = []
+        for event, items in items_of:
+            found += self._detect_one(run, event, items, temporal)
+            if checked is not None:
+                checked(1)
+        run.write_keys()
         return found
 
-    def _verdict(self, tx: Tx, tenant: str, subject: str, ids: Sequence[str]) -> SourceState:
-        """The raw layer's verdict on a few events, from the operations that name them.
-
-        Reading only those operations (and the policy ones) keeps a detection run
-        from folding the subject's whole operation log once per new event.
-        """
-        reader = SqlReader(tx, tenant)
-        events = reader.events_by_id(subject, ids)
-        ops: dict[int, Operation] = {}
-        for chunk in chunks(list(ids), IN_CHUNK // 2):
-            for row in tx.all(  # two index lookups; an OR of them would scan the log
-                f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
-                f" AND target IN ({marks(len(chunk))}) UNION"
-                f" SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
-                f" AND other IN ({marks(len(chunk))})",
-                (tenant, subject, *chunk, tenant, subject, *chunk),
-            ):
-                op = op_from_row(row)
-                ops[op.op_seq] = op
-        for row in tx.all(
-            f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
-            " AND kind = 'policy'",
-            (tenant, subject),
-        ):
-            op = op_from_row(row)
-            ops[op.op_seq] = op
-        return source_state(events, [ops[k] for k in sorted(ops)], self.policy)
+    def _detect_one(
+        self, run: DetectionRun, event: Event, items: Sequence[KeyedItem], temporal: TemporalPolicy
+    ) -> list[DetectedConflict]:
+        """Index one event's keyed items; the conflicts they make with earlier ones."""
+        if not items:
+            return []
+        earlier = run.earlier(items)
+        run.remember(event, items)
+        if not earlier:
+            return []
+        return self._record_detected(run, items, earlier, temporal)
 
     def _record_detected(
         self,
-        tx: Tx,
-        tenant: str,
-        subject: str,
+        run: DetectionRun,
         items: Sequence[KeyedItem],
         earlier: Sequence[KeyedItem],
         temporal: TemporalPolicy,
     ) -> list[DetectedConflict]:
         new_id = items[0].event_id
         ids = sorted({i.event_id for i in earlier} | {new_id})
-        state = self._verdict(tx, tenant, subject, ids)
+        state = run.verdict(ids, self.policy)
         if new_id in state.invalid:
             return []  # a quarantined or replaced event asserts nothing
         known = {frozenset((c.a, c.b)) for c in state.conflicts.values()}
@@ -210,7 +179,8 @@ class DetectionMixin(PoliciesMixin):
             if pair in known:
                 continue
             known.add(pair)
-            out.append(self._record_one(tx, tenant, subject, found, temporal))
+            out.append(self._record_one(run.tx, run.tenant, run.subject, found, temporal))
+            run.forget_ops(pair)  # its conflict (and resolution) name both events
         return out
 
     def _record_one(

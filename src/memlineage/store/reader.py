@@ -101,6 +101,19 @@ class SqlReader:
             )
         return found
 
+    def events_by_seq(self, subject: str, seqs: Sequence[int]) -> list[Event]:
+        found: list[Event] = []
+        for chunk in chunks(seqs):
+            found.extend(
+                event_from_row(r)
+                for r in self.tx.all(
+                    f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ?"
+                    f" AND seq IN ({marks(len(chunk))})",
+                    (self.tenant, subject, *chunk),
+                )
+            )
+        return found
+
     def alias(self, subject: str) -> Alias:
         row = self.tx.one(
             "SELECT artifact_id, source_epoch, covers_through, bypassed FROM aliases"

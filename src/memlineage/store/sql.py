@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
+T = TypeVar("T")
 IN_CHUNK = 500  # ids per IN (...) list: far below SQLite's and PostgreSQL's limits
 
 
@@ -33,7 +34,7 @@ class Tx(abc.ABC):
         return int(self.execute(sql, params).rowcount)
 
 
-def chunks(values: Sequence[str], size: int = IN_CHUNK) -> Iterator[Sequence[str]]:
+def chunks(values: Sequence[T], size: int = IN_CHUNK) -> Iterator[Sequence[T]]:
     for start in range(0, len(values), size):
         yield values[start : start + size]
 

@@ -78,8 +78,15 @@ class KeyedItem:
     def from_row(
         event_id: str, seq: int, key: str, item: str, at: str | None, event_kind: str | None
     ) -> KeyedItem:
-        kind, family, magnitude, stance, topic = json.loads(item)
+        kind, family, magnitude, stance, topic = _item_fields(item)
         return KeyedItem(event_id, seq, key, kind, family, magnitude, stance, topic, at, event_kind)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _item_fields(item: str) -> tuple[str, str, str, int, str]:
+    """A stored item's fields; cached, as a detection run reads the same items often."""
+    kind, family, magnitude, stance, topic = json.loads(item)
+    return kind, family, magnitude, stance, topic
 
 
 @dataclass(frozen=True)

@@ -89,26 +89,20 @@ class SqlReader:
         return [event_from_row(r) for r in self.tx.all(sql + " ORDER BY seq", params)]
 
     def events_by_id(self, subject: str, ids: Sequence[str]) -> list[Event]:
-        found: list[Event] = []
-        for chunk in chunks(ids):
-            found.extend(
-                event_from_row(r)
-                for r in self.tx.all(
-                    f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ?"
-                    f" AND id IN ({marks(len(chunk))})",
-                    (self.tenant, subject, *chunk),
-                )
-            )
-        return found
+        return self._events_where(subject, "id", ids)
 
     def events_by_seq(self, subject: str, seqs: Sequence[int]) -> list[Event]:
+        return self._events_where(subject, "seq", seqs)
+
+    def _events_where(self, subject: str, column: str, values: Sequence[Any]) -> list[Event]:
+        """The subject's events whose ``column`` (id or seq) is one of ``values``."""
         found: list[Event] = []
-        for chunk in chunks(seqs):
+        for chunk in chunks(values):
             found.extend(
                 event_from_row(r)
                 for r in self.tx.all(
                     f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ?"
-                    f" AND seq IN ({marks(len(chunk))})",
+                    f" AND {column} IN ({marks(len(chunk))})",
                     (self.tenant, subject, *chunk),
                 )
             )

@@ -99,13 +99,13 @@ class DetectionMixin(PoliciesMixin):
             clock = self._lock_clock(tx, tenant, subject)
             if clock is None:
                 raise NotFound(f"no subject {subject!r}", field="subject")
-            through = int(
-                tx.one(
-                    "SELECT detected_through FROM clocks WHERE tenant = ? AND subject = ?",
-                    (tenant, subject),
-                )[0]
+            detected, kinds_done, kinds_rules = tx.one(
+                "SELECT detected_through, kinds_through, kinds_rules FROM clocks"
+                " WHERE tenant = ? AND subject = ?",
+                (tenant, subject),
             )
-            self._catch_up_kinds(tx, tenant, subject, through)
+            through = int(detected)
+            self._catch_up_kinds(tx, tenant, subject, through, int(kinds_done), int(kinds_rules))
             if through >= clock.high_water:
                 return Detection(subject, through)
             temporal = self._temporal_policy(tx, tenant)
@@ -246,18 +246,16 @@ class DetectionMixin(PoliciesMixin):
 
     # -- the item kinds recall reads (docs/recall.md) --
 
-    def _catch_up_kinds(self, tx: Tx, tenant: str, subject: str, through: int) -> None:
+    def _catch_up_kinds(
+        self, tx: Tx, tenant: str, subject: str, through: int, done: int, rules: int
+    ) -> None:
         """Store the kinds of the events detection checked before they were stored.
 
+        ``done`` and ``rules`` are the clock's kinds watermark and rules version.
         That is a store migrated from schema 8, or kinds of older extraction rules
         (all rebuilt); conflicts are not detected again. Nothing to do once caught up.
         """
-        done, rules = tx.one(
-            "SELECT kinds_through, kinds_rules FROM clocks WHERE tenant = ? AND subject = ?",
-            (tenant, subject),
-        )
-        done = int(done)
-        if int(rules) != extract.RULES_VERSION:
+        if rules != extract.RULES_VERSION:
             tx.execute(
                 "DELETE FROM event_kinds WHERE tenant = ? AND subject = ?", (tenant, subject)
             )

@@ -31,9 +31,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from common import report
+from common import report, schema_url
 from memlineage import Memory
 from memlineage import consolidate as consolidation
 from memlineage.datasets import locomo
@@ -64,9 +63,8 @@ def fresh_store(tmp: Path, postgres: str | None) -> Iterator[Memory]:
     schema = f"bench_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(postgres, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
-    separator = "&" if "?" in postgres else "?"
     try:
-        with Memory(f"{postgres}{separator}options={quote(f'-csearch_path={schema}')}") as memory:
+        with Memory(schema_url(schema, postgres)) as memory:
             yield memory
     finally:
         with psycopg.connect(postgres, autocommit=True) as conn:

@@ -23,11 +23,10 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import quote
 
 import psycopg
 
-from common import percentile, report
+from common import percentile, report, schema_url
 from memlineage import Memory
 from memlineage.consolidate import prepare
 
@@ -166,8 +165,7 @@ def main() -> None:
     except psycopg.Error as exc:
         print(f"bench_queue: PostgreSQL not reachable at {args.pg}: skipped ({exc})")
         return
-    separator = "&" if "?" in args.pg else "?"
-    url = f"{args.pg}{separator}options={quote(f'-csearch_path={schema}')}"
+    url = schema_url(schema, args.pg)
     try:
         rates = bench_switch(url, args.subjects)
         bench_workers(url, args.subjects, rates[1])

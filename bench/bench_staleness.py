@@ -24,11 +24,10 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from bench_gate import locomo_events
 from bench_store import make_events
-from common import median_seconds, report
+from common import median_seconds, report, schema_url
 from memlineage import Memory
 from memlineage.ingest import parse_event, utc_now
 from memlineage.model import NewEvent
@@ -223,8 +222,7 @@ def run_postgres(sizes: list[int], args: argparse.Namespace) -> None:
         with psycopg.connect(PG_URL, autocommit=True) as conn:
             conn.execute(f"CREATE SCHEMA {schema}")
         schemas.append(schema)
-        separator = "&" if "?" in PG_URL else "?"
-        return f"{PG_URL}{separator}options={quote(f'-csearch_path={schema}')}"
+        return schema_url(schema, PG_URL)
 
     try:
         store = Memory(fresh()).store

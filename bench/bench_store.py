@@ -29,9 +29,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from common import percentile, report
+from common import percentile, report, schema_url
 from memlineage import Memory
 from memlineage.ingest import parse_event, utc_now
 from memlineage.model import NewEvent
@@ -135,8 +134,7 @@ class PostgresBackend(Backend):
         schema = f"bench_{uuid.uuid4().hex[:12]}"
         with self.psycopg.connect(self.url, autocommit=True) as conn:
             conn.execute(f"CREATE SCHEMA {schema}")
-        separator = "&" if "?" in self.url else "?"
-        url = f"{self.url}{separator}options={quote(f'-csearch_path={schema}')}"
+        url = schema_url(schema, self.url)
         Memory(url).close()
         try:
             yield url

@@ -42,6 +42,12 @@ def report(
     print(line, flush=True)
 
 
+def schema_url(schema: str, base: str = PG_URL) -> str:
+    """The PostgreSQL URL (``base``'s server) whose connections see only ``schema``."""
+    separator = "&" if "?" in base else "?"
+    return f"{base}{separator}options={quote(f'-csearch_path={schema}')}"
+
+
 @contextlib.contextmanager
 def open_memory(backend: str, tenant: str) -> Iterator[Memory]:
     """A Memory of ``tenant`` on a new SQLite file or PostgreSQL schema, dropped after."""
@@ -58,8 +64,7 @@ def open_memory(backend: str, tenant: str) -> Iterator[Memory]:
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
     try:
-        url = f"{PG_URL}?options={quote(f'-csearch_path={schema}')}"
-        with Memory(url, tenant=tenant) as memory:
+        with Memory(schema_url(schema), tenant=tenant) as memory:
             yield memory
     finally:
         with psycopg.connect(PG_URL, autocommit=True) as conn:
@@ -79,7 +84,7 @@ def kept_memory(backend: str, tenant: str, name: str) -> Iterator[Memory]:
     schema = f"bench_{name}"
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-    with Memory(f"{PG_URL}?options={quote(f'-csearch_path={schema}')}", tenant=tenant) as memory:
+    with Memory(schema_url(schema), tenant=tenant) as memory:
         yield memory
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 from typing import Any
 
 from memlineage.generators.base import GenerationRequest
@@ -17,11 +18,16 @@ from memlineage.store.base import SqlStore
 
 
 class Sleepy(DeterministicGenerator):
-    """Sleeps ``FAULT_SLEEP`` seconds (default 30) before a correct output."""
+    """Sleeps ``FAULT_SLEEP`` seconds (default 30) before a correct output; first touches
+    the file ``FAULT_STARTED`` names, if any, so a test knows it is generating (outside
+    any transaction) and not, say, holding a lock."""
 
     name = "sleepy"
 
     def generate(self, request: GenerationRequest) -> dict[str, Any]:
+        started = os.environ.get("FAULT_STARTED")
+        if started:
+            Path(started).touch()
         time.sleep(float(os.environ.get("FAULT_SLEEP", "30")))
         return super().generate(request)
 

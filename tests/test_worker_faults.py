@@ -34,10 +34,14 @@ EVENTS = [
 ]
 
 
-def start_worker(db_url: str, *args: str, sleep: float | None = None) -> subprocess.Popen[str]:
+def start_worker(
+    db_url: str, *args: str, sleep: float | None = None, started: Path | None = None
+) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{TESTS}"}
     if sleep is not None:
         env["FAULT_SLEEP"] = str(sleep)
+    if started is not None:
+        env["FAULT_STARTED"] = str(started)
     return subprocess.Popen(
         [sys.executable, "-m", "memlineage", "worker", "--db", db_url, "--tenant", "acme", *args],
         stdout=subprocess.PIPE,
@@ -175,11 +179,22 @@ def test_sigkill_while_holding_a_lease(queued: str) -> None:
     assert job(queued).attempts == 2 and job(queued).token == 2
 
 
-def test_a_worker_paused_past_its_lease_cannot_finish_the_job(queued: str) -> None:
+def test_a_worker_paused_past_its_lease_cannot_finish_the_job(queued: str, tmp_path: Path) -> None:
+    started = tmp_path / "generating"
     paused = start_worker(
-        queued, "--once", "--lease", "1", "--generator", "fault_generators:Sleepy", sleep=3
+        queued,
+        "--once",
+        "--lease",
+        "1",
+        "--generator",
+        "fault_generators:Sleepy",
+        sleep=3,
+        started=started,
     )
-    wait_for(lambda: running(queued), "the first worker to claim the job")
+    # Paused while generating, as a stalled model call would be: paused inside the
+    # job's short detection transaction instead, it would hold the subject's clock
+    # lock and the other worker would wait for it (the test then hung 120 s).
+    wait_for(started.exists, "the first worker to start generating")
     paused.send_signal(signal.SIGSTOP)
     try:
         time.sleep(1.5)  # its lease runs out; its heartbeat is stopped with it

@@ -34,10 +34,10 @@ from typing import Any
 
 from common import report, schema_url
 from memlineage import Memory
-from memlineage import consolidate as consolidation
-from memlineage.datasets import locomo
-from memlineage.extract import _cached_event_items
-from memlineage.tokens import default_tokenizer
+from memlineage.consolidation import consolidate as consolidation
+from memlineage.meaning.extract import _cached_event_items
+from memlineage.operations import locomo
+from memlineage.recall.tokens import default_tokenizer
 from synthetic import stream
 
 DEFAULT_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from memlineage.extract import event_items
+from memlineage.meaning.extract import event_items
 from memlineage.model import Event
 
 SIZES_KB = (1, 10, 100)

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from common import median_seconds
-from memlineage.extract import expected_open_items, extract_items
-from memlineage.gate import check
-from memlineage.generators.base import GenerationRequest
-from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.gate import check
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.parse import parse_output
+from memlineage.meaning.extract import expected_open_items, extract_items
+from memlineage.meaning.values import canonical
 from memlineage.model import Event
-from memlineage.parse import parse_output
-from memlineage.values import canonical
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
 REPEATS = 7

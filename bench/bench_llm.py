@@ -30,11 +30,11 @@ from typing import Any
 
 from common import median_seconds
 from memlineage import Memory
-from memlineage.consolidate import new_artifact_id, prepare
-from memlineage.extract import expected_open_items, extract_items
-from memlineage.generation import judge
-from memlineage.generators.base import GenerationRequest
-from memlineage.generators.openai import OpenAIConfig, OpenAIGenerator
+from memlineage.consolidation.consolidate import new_artifact_id, prepare
+from memlineage.consolidation.generation import judge
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.openai import OpenAIConfig, OpenAIGenerator
+from memlineage.meaning.extract import expected_open_items, extract_items
 from memlineage.model import Artifact, ArtifactStatus
 
 TYPICAL_CALL_MS = 2000.0

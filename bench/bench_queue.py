@@ -28,7 +28,7 @@ import psycopg
 
 from common import percentile, report, schema_url
 from memlineage import Memory
-from memlineage.consolidate import prepare
+from memlineage.consolidation.consolidate import prepare
 
 HERE = Path(__file__).resolve().parent
 PG = os.environ.get("MEMLINEAGE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")

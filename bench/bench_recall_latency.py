@@ -21,7 +21,8 @@ import time
 
 from common import kept_memory, open_memory, percentile, postgres_reachable, report
 from locomo_passages import load
-from memlineage import Memory, extract
+from memlineage import Memory
+from memlineage.meaning import extract
 
 
 def vocabulary() -> list[str]:

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from common import open_memory, postgres_reachable
 from locomo_passages import Conversation, Observation, Question, load
 from memlineage import Memory
-from memlineage.context import Packed, Passage, pack, query_terms
-from memlineage.recall import finish, gather
-from memlineage.render import layout, passage_line
+from memlineage.recall.context import Packed, Passage, pack, query_terms
+from memlineage.recall.prompt import layout, passage_line
+from memlineage.recall.read import finish, gather
 
 BUDGETS = (500, 1000, 1764, 4000)
 METHODS = ("memlineage", "bm25 raw", "hot summary", "all observations")

@@ -29,8 +29,8 @@ from bench_gate import locomo_events
 from bench_store import make_events
 from common import median_seconds, report, schema_url
 from memlineage import Memory
-from memlineage.ingest import parse_event, utc_now
 from memlineage.model import NewEvent
+from memlineage.raw.ingest import parse_event, utc_now
 from memlineage.store.base import SqlStore
 from memlineage.store.sql import Tx
 from memlineage.store.staleness import mark_descendants_stale

@@ -32,8 +32,8 @@ from typing import Any
 
 from common import percentile, report, schema_url
 from memlineage import Memory
-from memlineage.ingest import parse_event, utc_now
 from memlineage.model import NewEvent
+from memlineage.raw.ingest import parse_event, utc_now
 from memlineage.store.rows import EVENT_COLUMNS, event_row
 
 PG_URL = os.environ.get("MEMLINEAGE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memlineage.generators.base import GenerationRequest
-from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.store.base import SqlStore
 
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from memlineage.generators.base import GenerationRequest
-from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.model import Conflict, Event, Fact, Item, Output
 
 SNAPSHOT = "fake-model-2026-01-01"  # what the server reports: not the name asked for

@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from memlineage import MemlineageError, Memory
-from memlineage.select import source_state
+from memlineage.consolidation.select import source_state
 
 
 def subject_name(index: int) -> str:

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from memlineage import Memory
-from memlineage.cli import main
-from memlineage.generators.base import GenerationRequest
-from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.interfaces.cli import main
 from storedump import dump
 
 
@@ -173,7 +173,7 @@ def test_global_options_before_or_after_the_subcommand(
 
 
 def test_every_command_has_help_with_an_example() -> None:
-    from memlineage.cli import root
+    from memlineage.interfaces.cli import root
 
     for name, cmd in root.commands.items():
         assert main([name, "--help"]) == 0, name

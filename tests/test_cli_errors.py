@@ -24,15 +24,15 @@ import pytest
 
 import memlineage
 from memlineage import Memory
-from memlineage.cli import main
 from memlineage.errors import BadInput, NotFound
+from memlineage.interfaces.cli import main
 from memlineage.store.protocol import Appended
 from storedump import dump
 
 SEED = {"id": "s-1", "subject": "user-7", "text": "Never deploy on Fridays."}
 GOOD = {"id": "m-1", "subject": "user-8", "text": "I prefer tea."}
 SRC = str(Path(memlineage.__file__).resolve().parents[1])
-CLI = "import sys; from memlineage.cli import main; sys.exit(main())"
+CLI = "import sys; from memlineage.interfaces.cli import main; sys.exit(main())"
 
 
 def run(db: str, *argv: str, tenant: str = "acme") -> tuple[int, Any]:

@@ -24,7 +24,7 @@ import memlineage
 from memlineage import Memory
 
 SRC = str(Path(memlineage.__file__).resolve().parents[1])
-CLI = "import sys; from memlineage.cli import main; sys.exit(main())"
+CLI = "import sys; from memlineage.interfaces.cli import main; sys.exit(main())"
 ENV = {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "120"}
 
 

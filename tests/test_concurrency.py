@@ -9,7 +9,7 @@ import pytest
 
 import workers
 from memlineage import ArtifactStatus, Memory
-from memlineage.consolidate import prepare
+from memlineage.consolidation.consolidate import prepare
 
 SPAWN = multiprocessing.get_context("spawn")
 pytestmark = pytest.mark.slow

@@ -156,7 +156,7 @@ def test_an_explicit_fact_changed_later_is_detected(memory: Memory) -> None:
 
 def test_detection_is_a_job_that_catches_up_and_runs_once(memory: Memory) -> None:
     memory.store.append(memory.tenant, [])  # nothing to do
-    from memlineage.ingest import parse_event
+    from memlineage.raw.ingest import parse_event
 
     memory.store.append(memory.tenant, [parse_event(LOVE), parse_event(HATE)])  # no job yet
     assert valid(memory) == ["p-1", "p-2"]

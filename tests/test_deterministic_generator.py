@@ -8,14 +8,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memlineage.extract import expected_open_items, extract_items
-from memlineage.gate import check
-from memlineage.generators.base import GenerationRequest, Generator
-from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.gate import check
+from memlineage.consolidation.generators.base import GenerationRequest, Generator
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.parse import parse_output
+from memlineage.consolidation.render import render_summary
+from memlineage.consolidation.samples import SAMPLES, Sample
+from memlineage.meaning.extract import expected_open_items, extract_items
 from memlineage.model import Conflict, Event, Fact
-from memlineage.parse import parse_output
-from memlineage.render import render_summary
-from memlineage.samples import SAMPLES, Sample
 
 
 def run(

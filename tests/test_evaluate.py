@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from memlineage import Memory
-from memlineage import evaluate as evaluation
-from memlineage.cli import main
-from memlineage.generators.base import GenerationRequest
-from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.interfaces.cli import main
+from memlineage.operations import evaluate as evaluation
 
 CORPUS = [
     {"id": "e-1", "subject": "user-7", "text": "Never deploy on Fridays.", "kind": "constraint"},
@@ -143,7 +143,7 @@ def test_cli_eval_exit_codes_and_html(db_url: str, tmp_path: Path) -> None:
 def test_html_report_shows_its_charts_in_a_browser(corpus: Memory, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    from memlineage.reports import render_html
+    from memlineage.operations.reports import render_html
 
     corpus.eval()
     corpus.eval(generator=Inventing())

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlineage import extract
-from memlineage.extract import (
+from memlineage.meaning import extract
+from memlineage.meaning.extract import (
     KINDS,
     conflict_item,
     event_items,
@@ -29,8 +29,8 @@ from memlineage.extract import (
     split_sentences,
     text_values,
 )
+from memlineage.meaning.values import canonical
 from memlineage.model import Conflict, Event, Fact, Item
-from memlineage.values import canonical
 
 CASES = Path(__file__).parent / "data" / "extraction_cases.jsonl"
 # Sentences for polarity after a value, past-tense weekdays, local days, lexicon

@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memlineage import Memory
-from memlineage.cli import main
 from memlineage.errors import BadInput
+from memlineage.interfaces.cli import main
 from memlineage.model import EVENT_KINDS, TRUST_LEVELS
 from storedump import dump
 

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from memlineage.extract import expected_open_items, extract_items, text_values
-from memlineage.gate import CODES, carried_values, check
-from memlineage.generators.base import GenerationRequest
-from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.gate import CODES, carried_values, check
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.parse import parse_output
+from memlineage.consolidation.samples import BY_NAME, SAMPLES, Sample, ev
+from memlineage.meaning.extract import expected_open_items, extract_items, text_values
+from memlineage.meaning.values import canonical
 from memlineage.model import Claim, Conflict, GateReport, Item, Output, Statement
-from memlineage.parse import parse_output
-from memlineage.samples import BY_NAME, SAMPLES, Sample, ev
-from memlineage.values import canonical
 
 
 def codes(report: GateReport) -> set[str]:

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from llm_server import FakeServer, running, status
-from memlineage.cli import main
+from memlineage.consolidation.generators.config import resolve
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.errors import BadInput
-from memlineage.generators.config import resolve
-from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.interfaces.cli import main
 
 SECRET_ENV = "sk-env-memlineage-0a1b2c"
 SECRET_OPENAI = "sk-env-openai-3d4e5f"

@@ -19,7 +19,7 @@ import pytest
 import uvicorn
 
 from memlineage import Memory
-from memlineage.http import create_app
+from memlineage.interfaces.http import create_app
 
 EVENTS = [
     {"id": "m-1", "subject": "user-7", "text": "Never deploy on Fridays.", "kind": "constraint"},

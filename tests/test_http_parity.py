@@ -21,9 +21,9 @@ import click
 import pytest
 
 from memlineage import Memory
-from memlineage.cli import main, root
-from memlineage.consolidate import prepare
-from memlineage.http import create_app
+from memlineage.consolidation.consolidate import prepare
+from memlineage.interfaces.cli import main, root
+from memlineage.interfaces.http import create_app
 from test_http import EVENTS, Service, seed, service_on
 
 NEGATION_AND_NUMBER = {

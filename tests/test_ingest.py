@@ -13,8 +13,9 @@ import pytest
 
 from memlineage.api import check_tenant
 from memlineage.errors import BadInput
-from memlineage.extract import extract_items
-from memlineage.ingest import (
+from memlineage.meaning.extract import extract_items
+from memlineage.model import Event, NewEvent
+from memlineage.raw.ingest import (
     check_event,
     normalize_time,
     parse_event,
@@ -22,7 +23,6 @@ from memlineage.ingest import (
     parse_jsonl_numbered,
     split_lines,
 )
-from memlineage.model import Event, NewEvent
 
 
 def event(**extra: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import pytest
 from langgraph.store.base import InvalidNamespaceError
 
 from memlineage import Memory
-from memlineage.integrations.langgraph import MemlineageStore
+from memlineage.interfaces.langgraph import MemlineageStore
 
 NS = ("memories", "user-7")
 

@@ -10,8 +10,8 @@ import pytest
 from prov.model import ProvDocument
 
 from memlineage import Memory
-from memlineage.cli import main
-from memlineage.consolidate import prepare
+from memlineage.consolidation.consolidate import prepare
+from memlineage.interfaces.cli import main
 
 EVENTS = [
     {"id": "m-1", "subject": "user-7", "text": "Never deploy on Fridays.", "kind": "constraint"},

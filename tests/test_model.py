@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from memlineage.extract import extract_items
-from memlineage.generators.base import GenerationRequest
-from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.parse import parse_output
+from memlineage.meaning.extract import extract_items
 from memlineage.model import Alias, Event, Manifest, Output
-from memlineage.parse import parse_output
 
 
 def test_stored_output_reads_back_as_the_parser_read_it() -> None:

@@ -29,15 +29,16 @@ from llm_server import (
     stall,
     status,
 )
-from memlineage import Memory, parse
-from memlineage.generators import prompt
-from memlineage.generators.base import GenerationRequest
-from memlineage.generators.chat import ChatGenerator
-from memlineage.generators.deterministic import DeterministicGenerator
-from memlineage.generators.openai import OpenAIConfig, OpenAIGenerator, count_tokens
+from memlineage import Memory
+from memlineage.consolidation import parse
+from memlineage.consolidation.generators import prompt
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.chat import ChatGenerator
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.generators.openai import OpenAIConfig, OpenAIGenerator, count_tokens
 from memlineage.model import EVENT_KINDS, Artifact, ArtifactStatus, Event
-from memlineage.recall import Recall
-from memlineage.worker import TimeLimited, tenant_generator
+from memlineage.operations.worker import TimeLimited, tenant_generator
+from memlineage.recall.results import Recall
 
 
 def event(id: str, text: str, kind: str | None = None) -> dict[str, Any]:

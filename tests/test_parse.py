@@ -10,9 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlineage.errors import MemlineageError
-from memlineage.model import EVENT_KINDS, Claim, Output, Statement
-from memlineage.parse import (
+from memlineage.consolidation.parse import (
     CLAIM_FIELDS,
     CODES,
     OUTPUT_FIELDS,
@@ -20,6 +18,8 @@ from memlineage.parse import (
     OutputRejected,
     parse_output,
 )
+from memlineage.errors import MemlineageError
+from memlineage.model import EVENT_KINDS, Claim, Output, Statement
 
 
 def good() -> dict[str, Any]:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from memlineage import Memory
-from memlineage.cli import main
+from memlineage.interfaces.cli import main
 
 
 def clock(memory: Memory, subject: str) -> tuple[int, int]:

@@ -10,11 +10,11 @@ import pytest
 
 from fault_generators import MissingField
 from memlineage import ArtifactStatus, BadInput, Memory, NotFound, SwitchFailure
-from memlineage.cli import main
-from memlineage.consolidate import prepare, publish
-from memlineage.generators.base import GenerationRequest
-from memlineage.generators.deterministic import DeterministicGenerator
-from memlineage.queue import RetryPolicy
+from memlineage.consolidation.consolidate import prepare, publish
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.interfaces.cli import main
+from memlineage.operations.queue import RetryPolicy
 from memlineage.store.protocol import JobEnd
 
 LEASE = 60.0

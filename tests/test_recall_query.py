@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from memlineage import BadInput, Memory, Recall, extract, render
-from memlineage.cli import main
-from memlineage.context import count_tokens, query_terms
-from memlineage.generators.base import GenerationRequest
-from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage import BadInput, Memory, Recall, render
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.interfaces.cli import main
+from memlineage.meaning import extract
+from memlineage.recall.context import count_tokens, query_terms
 from memlineage.store.base import SqlStore
 from memlineage.store.protocol import StoredKinds
 

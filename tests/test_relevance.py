@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memlineage.relevance import bm25, document, prefixes_of, stem
+from memlineage.recall.relevance import bm25, document, prefixes_of, stem
 
 HERE = Path(__file__).parent
 

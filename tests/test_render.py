@@ -15,14 +15,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlineage.extract import expected_open_items, extract_items
-from memlineage.gate import check
-from memlineage.generators.base import GenerationRequest
-from memlineage.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.gate import check
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.parse import parse_output
+from memlineage.consolidation.render import CONTESTED_HEADER, render_lines, render_summary
+from memlineage.meaning.extract import expected_open_items, extract_items
+from memlineage.meaning.values import canonical
 from memlineage.model import Conflict, Event, Output, Statement
-from memlineage.parse import parse_output
-from memlineage.render import CONTESTED_HEADER, render_lines, render_summary
-from memlineage.values import canonical
 from test_deterministic_generator import SETTINGS, batches, events_
 
 PROPERTIES = settings(SETTINGS, max_examples=75)

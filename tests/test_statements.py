@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from memlineage import Memory
-from memlineage.render import CONTESTED_HEADER
-from memlineage.values import canonical
+from memlineage.consolidation.render import CONTESTED_HEADER
+from memlineage.meaning.values import canonical
 
 
 def add(memory: Memory, *events: dict[str, Any], subject: str = "user-7") -> None:

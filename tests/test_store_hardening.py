@@ -17,8 +17,8 @@ import pytest
 import workers
 from conftest import require_postgres
 from memlineage import Memory
-from memlineage.cli import main
 from memlineage.errors import BadInput, NotFound, StoreError
+from memlineage.interfaces.cli import main
 from memlineage.model import NewEvent
 
 SPAWN = multiprocessing.get_context("spawn")
@@ -397,7 +397,7 @@ def test_open_store_create_false_opens_an_existing_database(db_url: str) -> None
 
 # -- 5. PostgreSQL connection errors: fast, one line, no secret (defect 8) --
 
-MAIN = "import sys; from memlineage.cli import main; sys.exit(main())"
+MAIN = "import sys; from memlineage.interfaces.cli import main; sys.exit(main())"
 
 
 def run_cli_process(*argv: str) -> tuple[int, str, float]:

@@ -9,8 +9,8 @@ import pytest
 
 import workers
 from memlineage import ArtifactStatus, Memory, SwitchFailure
-from memlineage.consolidate import Consolidation, prepare, publish
-from memlineage.generators.base import GenerationRequest
+from memlineage.consolidation.consolidate import Consolidation, prepare, publish
+from memlineage.consolidation.generators.base import GenerationRequest
 
 SPAWN = multiprocessing.get_context("spawn")
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlineage.values import (
+from memlineage.meaning.values import (
     UNIT_ALIASES,
     canonical,
     registry,

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from llm_server import Doc, FakeServer, oracle, running
-from memlineage.cli import main
-from memlineage.generators.openai import OpenAIConfig, OpenAIGenerator
-from memlineage.samples import SAMPLES
-from memlineage.verify import CHECKS, verify
+from memlineage.consolidation.generators.openai import OpenAIConfig, OpenAIGenerator
+from memlineage.consolidation.samples import SAMPLES
+from memlineage.consolidation.verify import CHECKS, verify
+from memlineage.interfaces.cli import main
 
 
 @pytest.fixture(scope="module")

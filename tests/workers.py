@@ -10,7 +10,7 @@ import signal
 from typing import Any
 
 from memlineage import Memory
-from memlineage.consolidate import prepare
+from memlineage.consolidation.consolidate import prepare
 
 
 def append_one_by_one(

@@ -1,9 +1,16 @@
 """memlineage: memory consolidation for LLM agents with lineage and a fidelity gate."""
 
-from .api import Memory
-from .consolidate import Consolidation, Consolidations
-from .errors import BadInput, DuplicateEventId, MemlineageError, NotFound, SchemaTooNew, StoreError
-from .model import (
+from memlineage.api import Memory
+from memlineage.consolidation.consolidate import Consolidation, Consolidations
+from memlineage.errors import (
+    BadInput,
+    DuplicateEventId,
+    MemlineageError,
+    NotFound,
+    SchemaTooNew,
+    StoreError,
+)
+from memlineage.model import (
     Alias,
     Artifact,
     ArtifactStatus,
@@ -21,11 +28,11 @@ from .model import (
     SwitchFailure,
     SwitchResult,
 )
-from .queue import RetryPolicy
-from .recall import LeftOut, Recall, RecallSet
-from .render import render
-from .store import open_store
-from .store.protocol import Job
+from memlineage.operations.queue import RetryPolicy
+from memlineage.recall.prompt import render
+from memlineage.recall.results import LeftOut, Recall, RecallSet
+from memlineage.store import open_store
+from memlineage.store.protocol import Job
 
 __all__ = [
     "Alias",

@@ -14,30 +14,33 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, overload
 
-from . import audit, evaluate, extract, keys, lineage, release, worker
-from . import consolidate as consolidation
-from . import queue as job_queue
-from .context import query_terms
-from .errors import BadInput, NotFound, StoreError
-from .generators.base import Generator
-from .generators.config import make_generator, resolve
-from .ingest import MAX_ID_LENGTH, parse_events, utc_now
-from .model import Artifact, Event, Item, NewEvent
-from .policy import TemporalPolicy, VersionedTrust, trust_policy, versioned_json
-from .progress import Progress, begin
-from .recall import Recall, RecallSet, finish, gather, ranks
-from .relevance import bm25
-from .select import source_state
-from .store import open_store
-from .store.append import MAX_NAME_BYTES, name_too_long
-from .store.base import SqlStore
-from .store.detect import Detection
-from .store.erase import Erased
-from .store.history import Swept
-from .store.policies import PolicyVersion, Rollout
-from .store.protocol import Appended, Job, OpResult, Store
-from .verify import Certification, verify
-from .worker import JobReport
+from memlineage.consolidation import consolidate as consolidation
+from memlineage.consolidation.generators.base import Generator
+from memlineage.consolidation.generators.config import make_generator, resolve
+from memlineage.consolidation.select import source_state
+from memlineage.consolidation.verify import Certification, verify
+from memlineage.errors import BadInput, NotFound, StoreError
+from memlineage.lineage import audit, prov
+from memlineage.meaning import extract
+from memlineage.meaning.policy import TemporalPolicy, VersionedTrust, trust_policy, versioned_json
+from memlineage.model import Artifact, Event, Item, NewEvent
+from memlineage.operations import evaluate, keys, release, worker
+from memlineage.operations import queue as job_queue
+from memlineage.operations.worker import JobReport
+from memlineage.progress import Progress, begin
+from memlineage.raw.ingest import MAX_ID_LENGTH, parse_events, utc_now
+from memlineage.recall.context import query_terms
+from memlineage.recall.read import finish, gather, ranks
+from memlineage.recall.relevance import bm25
+from memlineage.recall.results import Recall, RecallSet
+from memlineage.store import open_store
+from memlineage.store.append import MAX_NAME_BYTES, name_too_long
+from memlineage.store.base import SqlStore
+from memlineage.store.detect import Detection
+from memlineage.store.erase import Erased
+from memlineage.store.history import Swept
+from memlineage.store.policies import PolicyVersion, Rollout
+from memlineage.store.protocol import Appended, Job, OpResult, Store
 
 
 def check_tenant(tenant: str) -> None:
@@ -225,15 +228,15 @@ class Memory:
 
     def lineage(self, artifact_id: str, fmt: str = "prov-json") -> dict[str, Any] | str:
         """The artifact's lineage: PROV-JSON (a dict), or a dot / mermaid picture (text)."""
-        if fmt not in lineage.FORMATS:
-            raise BadInput(f"unknown format {fmt!r}; one of {', '.join(lineage.FORMATS)}",
+        if fmt not in prov.FORMATS:
+            raise BadInput(f"unknown format {fmt!r}; one of {', '.join(prov.FORMATS)}",
                            field="format")  # fmt: skip
-        doc = lineage.to_prov(self._validity().artifact_history(self.tenant, artifact_id),
+        doc = prov.to_prov(self._validity().artifact_history(self.tenant, artifact_id),
                               artifact_id)  # fmt: skip
         if fmt == "dot":
-            return lineage.to_dot(doc)
+            return prov.to_dot(doc)
         if fmt == "mermaid":
-            return lineage.to_mermaid(doc)
+            return prov.to_mermaid(doc)
         return doc
 
     def why(self, subject: str, query: str) -> audit.Why:
@@ -380,7 +383,7 @@ class Memory:
 
         ``query`` ranks the summary's statements, the cold events and the raw tail
         by full-text relevance; ``budget`` (tokens of the rendered context, see
-        :func:`memlineage.render`) keeps the best that fit after the must-keep part,
+        :func:`memlineage.consolidation.render`) keeps the best that fit after the must-keep part,
         which is never cut. Several ``subjects`` share one budget; each is read in
         its own snapshot (nothing reads across subjects in one transaction).
         """

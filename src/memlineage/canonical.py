@@ -14,7 +14,7 @@ from typing import Any
 
 import rfc8785
 
-from .errors import BadInput
+from memlineage.errors import BadInput
 
 # JCS treats every number as an IEEE-754 double; integers beyond this are refused.
 MAX_SAFE_INTEGER = 2**53 - 1

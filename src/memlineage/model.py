@@ -64,7 +64,7 @@ class NewEvent:
     @functools.cached_property
     def content_hash(self) -> str:
         """SHA-256 of the JCS bytes of ``content()``; computed once per event object."""
-        from .canonical import content_hash, is_plain_number
+        from memlineage.canonical import content_hash, is_plain_number
 
         # The content's keys are fixed ASCII names; only fact values can be floats.
         plain = all(is_plain_number(f.value) for f in self.facts)
@@ -394,7 +394,7 @@ class Output:
 
     ``statements`` are the summary as sentences with lineage; ``cold`` lists
     the selected events left to cold retrieval. There is no free-text summary:
-    a reader sees :func:`memlineage.render.render_summary` of the statements.
+    a reader sees :func:`memlineage.consolidation.render.render_summary` of the statements.
     """
 
     claims: tuple[Claim, ...]

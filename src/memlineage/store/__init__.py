@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 from urllib.parse import parse_qsl
 
-from ..errors import StoreError
-from .base import SqlStore
-from .protocol import Appended, Head, OpResult, Reader, Store
+from memlineage.errors import StoreError
+from memlineage.store.base import SqlStore
+from memlineage.store.protocol import Appended, Head, OpResult, Reader, Store
 
 DEFAULT_DB = "memlineage.db"
 
@@ -26,10 +26,10 @@ def open_store(url: str | None = None, *, create: bool = True) -> SqlStore:
     """
     url = url or default_url()
     if url.startswith(("postgresql://", "postgres://")):
-        from .postgres import PostgresStore
+        from memlineage.store.postgres import PostgresStore
 
         return PostgresStore(url, create=create)
-    from .sqlite import BUSY_TIMEOUT_MS, SqliteStore
+    from memlineage.store.sqlite import BUSY_TIMEOUT_MS, SqliteStore
 
     if not url.startswith("sqlite:"):
         return SqliteStore(Path(url), create=create)

@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import BadInput, DuplicateEventId, NotFound
-from ..ingest import utc_now
-from ..model import Clock, NewEvent, OpKind
-from ..progress import Advance, Progress, begin
-from .core import StoreCore
-from .protocol import Appended
-from .rows import EVENT_COLUMNS, event_row
-from .sql import Tx, marks
-from .triggers import queue_after_append
+from memlineage.errors import BadInput, DuplicateEventId, NotFound
+from memlineage.model import Clock, NewEvent, OpKind
+from memlineage.progress import Advance, Progress, begin
+from memlineage.raw.ingest import utc_now
+from memlineage.store.core import StoreCore
+from memlineage.store.protocol import Appended
+from memlineage.store.rows import EVENT_COLUMNS, event_row
+from memlineage.store.sql import Tx, marks
+from memlineage.store.triggers import queue_after_append
 
 NUL = "\x00"
 # With a progress callback, rows are written in chunks of this many, inside the one

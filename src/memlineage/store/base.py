@@ -20,16 +20,16 @@ A backend subclass supplies connections and the SQL text that differs.
 
 from __future__ import annotations
 
-from .append import AppendMixin
-from .erase import EraseMixin
-from .evals import EvalRunsMixin
-from .history import HistoryMixin
-from .jobs import JobsMixin
-from .keys import KeysMixin
-from .operations import OperationsMixin
-from .release import ReleaseMixin
-from .schema import SchemaMixin
-from .switch import SwitchMixin
+from memlineage.store.append import AppendMixin
+from memlineage.store.erase import EraseMixin
+from memlineage.store.evals import EvalRunsMixin
+from memlineage.store.history import HistoryMixin
+from memlineage.store.jobs import JobsMixin
+from memlineage.store.keys import KeysMixin
+from memlineage.store.operations import OperationsMixin
+from memlineage.store.release import ReleaseMixin
+from memlineage.store.schema import SchemaMixin
+from memlineage.store.switch import SwitchMixin
 
 
 class SqlStore(

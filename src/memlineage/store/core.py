@@ -13,17 +13,17 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import NotFound
-from ..ingest import utc_now
-from ..model import Clock, Event, OpKind
-from ..select import DEFAULT_POLICY, SourceState, TrustPolicy, source_state
-from .protocol import OpResult
-from .reader import SqlReader
-from .rows import dumps
-from .search import TextSearch
-from .sql import Tx
-from .staleness import mark_descendants_stale
-from .triggers import queue_after_invalidation
+from memlineage.consolidation.select import DEFAULT_POLICY, SourceState, TrustPolicy, source_state
+from memlineage.errors import NotFound
+from memlineage.model import Clock, Event, OpKind
+from memlineage.raw.ingest import utc_now
+from memlineage.store.protocol import OpResult
+from memlineage.store.reader import SqlReader
+from memlineage.store.rows import dumps
+from memlineage.store.search import TextSearch
+from memlineage.store.sql import Tx
+from memlineage.store.staleness import mark_descendants_stale
+from memlineage.store.triggers import queue_after_invalidation
 
 
 class StoreCore(abc.ABC):

@@ -25,17 +25,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import extract
-from ..contradictions import Detected, KeyedItem, detect, keyed_items, latest
-from ..errors import NotFound
-from ..model import Event, OpKind
-from ..policy import LATEST_WINS, TemporalPolicy
-from ..progress import Advance
-from .detect_run import DetectionRun
-from .policies import PoliciesMixin
-from .protocol import OpResult
-from .reader import SqlReader
-from .sql import Tx
+from memlineage.errors import NotFound
+from memlineage.meaning import extract
+from memlineage.meaning.contradictions import Detected, KeyedItem, detect, keyed_items, latest
+from memlineage.meaning.policy import LATEST_WINS, TemporalPolicy
+from memlineage.model import Event, OpKind
+from memlineage.progress import Advance
+from memlineage.store.detect_run import DetectionRun
+from memlineage.store.policies import PoliciesMixin
+from memlineage.store.protocol import OpResult
+from memlineage.store.reader import SqlReader
+from memlineage.store.sql import Tx
 
 RUN_CHUNK = 1_000  # events whose items are extracted, and rows written, at a time
 DETECTED = "detected: "  # the reason prefix of a detected conflict's operation

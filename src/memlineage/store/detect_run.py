@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..contradictions import KeyedItem, stored_rows
-from ..model import Event, Operation
-from ..select import SourceState, TrustPolicy, source_state
-from .reader import SqlReader
-from .rows import OP_COLUMNS, op_from_row
-from .sql import IN_CHUNK, Tx, chunks, marks
+from memlineage.consolidation.select import SourceState, TrustPolicy, source_state
+from memlineage.meaning.contradictions import KeyedItem, stored_rows
+from memlineage.model import Event, Operation
+from memlineage.store.reader import SqlReader
+from memlineage.store.rows import OP_COLUMNS, op_from_row
+from memlineage.store.sql import IN_CHUNK, Tx, chunks, marks
 
 # Earlier items read per key: a repeated statement beyond the latest WINDOW items of its
 # key is not compared again (it was compared with its successors when they arrived).

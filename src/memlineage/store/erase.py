@@ -24,14 +24,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .. import erasure
-from ..errors import BadInput
-from ..ingest import utc_now
-from ..model import OpKind
-from .core import StoreCore
-from .reader import SqlReader
-from .rows import dumps
-from .sql import Tx
+from memlineage.errors import BadInput
+from memlineage.lineage import erasure
+from memlineage.model import OpKind
+from memlineage.raw.ingest import utc_now
+from memlineage.store.core import StoreCore
+from memlineage.store.reader import SqlReader
+from memlineage.store.rows import dumps
+from memlineage.store.sql import Tx
 
 
 @dataclass(frozen=True)

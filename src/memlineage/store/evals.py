@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .core import StoreCore
-from .rows import dumps
+from memlineage.store.core import StoreCore
+from memlineage.store.rows import dumps
 
 
 class EvalRunsMixin(StoreCore):

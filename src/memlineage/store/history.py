@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..errors import NotFound
-from ..ingest import utc_now
-from ..model import Alias, Artifact, Clock, Event, Operation
-from .detect import DetectionMixin
-from .reader import SqlReader
-from .sql import Tx
+from memlineage.errors import NotFound
+from memlineage.model import Alias, Artifact, Clock, Event, Operation
+from memlineage.raw.ingest import utc_now
+from memlineage.store.detect import DetectionMixin
+from memlineage.store.reader import SqlReader
+from memlineage.store.sql import Tx
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core import StoreCore
-from .protocol import Job, JobEnd
-from .sql import Tx
-from .triggers import JOB_COLUMNS, enqueue, job_from_row, tail_threshold
+from memlineage.store.core import StoreCore
+from memlineage.store.protocol import Job, JobEnd
+from memlineage.store.sql import Tx
+from memlineage.store.triggers import JOB_COLUMNS, enqueue, job_from_row, tail_threshold
 
 
 class JobsMixin(StoreCore):

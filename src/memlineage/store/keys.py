@@ -6,9 +6,9 @@ they write is read by a consolidation.
 
 from __future__ import annotations
 
-from ..errors import NotFound
-from ..ingest import utc_now
-from .core import StoreCore
+from memlineage.errors import NotFound
+from memlineage.raw.ingest import utc_now
+from memlineage.store.core import StoreCore
 
 
 class KeysMixin(StoreCore):

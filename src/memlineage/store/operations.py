@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import BadInput
-from ..ingest import parse_taint
-from ..model import TRUST_LEVELS, OpKind
-from .core import StoreCore
-from .protocol import OpResult
+from memlineage.errors import BadInput
+from memlineage.model import TRUST_LEVELS, OpKind
+from memlineage.raw.ingest import parse_taint
+from memlineage.store.core import StoreCore
+from memlineage.store.protocol import OpResult
 
 
 class OperationsMixin(StoreCore):

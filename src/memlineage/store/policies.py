@@ -16,10 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BadInput
-from ..ingest import utc_now
-from ..model import Operation, OpKind
-from ..policy import (
+from memlineage.consolidation.select import source_state
+from memlineage.errors import BadInput
+from memlineage.meaning.policy import (
     DEFAULT_TEMPORAL,
     DEFAULT_TRUST,
     TEMPORAL,
@@ -28,13 +27,14 @@ from ..policy import (
     VersionedTrust,
     versioned_json,
 )
-from ..progress import Advance
-from ..select import source_state
-from .core import StoreCore
-from .protocol import OpResult
-from .reader import SqlReader
-from .rows import dumps
-from .sql import Tx
+from memlineage.model import Operation, OpKind
+from memlineage.progress import Advance
+from memlineage.raw.ingest import utc_now
+from memlineage.store.core import StoreCore
+from memlineage.store.protocol import OpResult
+from memlineage.store.reader import SqlReader
+from memlineage.store.rows import dumps
+from memlineage.store.sql import Tx
 
 
 @dataclass(frozen=True)

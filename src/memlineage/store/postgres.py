@@ -24,11 +24,11 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..errors import BadInput, StoreError
-from .append import Stored
-from .base import SqlStore
-from .search import TsvectorSearch
-from .sql import Tx
+from memlineage.errors import BadInput, StoreError
+from memlineage.store.append import Stored
+from memlineage.store.base import SqlStore
+from memlineage.store.search import TsvectorSearch
+from memlineage.store.sql import Tx
 
 # One advisory lock key for "migrating memlineage's schema" (any stable number).
 MIGRATION_LOCK_KEY = 0x6D656D6C

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from ..model import Alias, Artifact, Clock, Event, NewEvent, Operation, SwitchResult
-from ..progress import Progress
-from ..select import TrustPolicy
-from .search import Match
+from memlineage.consolidation.select import TrustPolicy
+from memlineage.model import Alias, Artifact, Clock, Event, NewEvent, Operation, SwitchResult
+from memlineage.progress import Progress
+from memlineage.store.search import Match
 
 
 @dataclass(frozen=True)

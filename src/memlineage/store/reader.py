@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import extract
-from ..model import Alias, Artifact, Clock, Event, Operation
-from .protocol import Head, StoredKinds
-from .rows import (
+from memlineage.meaning import extract
+from memlineage.model import Alias, Artifact, Clock, Event, Operation
+from memlineage.store.protocol import Head, StoredKinds
+from memlineage.store.rows import (
     ARTIFACT_COLUMNS,
     EVENT_COLUMNS,
     OP_COLUMNS,
@@ -16,8 +16,8 @@ from .rows import (
     event_from_row,
     op_from_row,
 )
-from .search import Match, TextSearch
-from .sql import Tx, chunks, marks
+from memlineage.store.search import Match, TextSearch
+from memlineage.store.sql import Tx, chunks, marks
 
 
 class SqlReader:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import BadInput, NotFound
-from ..ingest import utc_now
-from ..model import ArtifactStatus
-from .core import StoreCore
-from .rows import dumps
-from .sql import Tx
+from memlineage.errors import BadInput, NotFound
+from memlineage.model import ArtifactStatus
+from memlineage.raw.ingest import utc_now
+from memlineage.store.core import StoreCore
+from memlineage.store.rows import dumps
+from memlineage.store.sql import Tx
 
 
 class ReleaseMixin(StoreCore):

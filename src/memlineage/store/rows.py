@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import (
+from memlineage.model import (
     Artifact,
     ArtifactStatus,
     Event,

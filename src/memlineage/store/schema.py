@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from importlib import resources
 
-from ..errors import SchemaTooNew, StoreError
-from ..ingest import utc_now
-from .core import StoreCore
-from .sql import Tx
+from memlineage.errors import SchemaTooNew, StoreError
+from memlineage.raw.ingest import utc_now
+from memlineage.store.core import StoreCore
+from memlineage.store.sql import Tx
 
 
 class SchemaMixin(StoreCore):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 
-from .sql import Tx
+from memlineage.store.sql import Tx
 
 
 @dataclass(frozen=True)

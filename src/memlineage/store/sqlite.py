@@ -14,10 +14,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import StoreError
-from .base import SqlStore
-from .search import Fts5Search
-from .sql import Tx
+from memlineage.errors import StoreError
+from memlineage.store.base import SqlStore
+from memlineage.store.search import Fts5Search
+from memlineage.store.sql import Tx
 
 BUSY_TIMEOUT_MS = 30_000
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..ingest import utc_now
-from .sql import Tx, marks
+from memlineage.raw.ingest import utc_now
+from memlineage.store.sql import Tx, marks
 
 # Artifacts that a newly invalidated source takes out of use; rejected and
 # failed ones were never usable and keep the status that says why.

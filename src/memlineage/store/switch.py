@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 
-from ..canonical import input_root
-from ..errors import NotFound
-from ..ingest import utc_now
-from ..model import Artifact, ArtifactStatus, SwitchFailure, SwitchResult
-from ..select import source_state
-from .core import StoreCore
-from .reader import SqlReader
-from .rows import ARTIFACT_COLUMNS, dumps
-from .sql import Tx
+from memlineage.canonical import input_root
+from memlineage.consolidation.select import source_state
+from memlineage.errors import NotFound
+from memlineage.model import Artifact, ArtifactStatus, SwitchFailure, SwitchResult
+from memlineage.raw.ingest import utc_now
+from memlineage.store.core import StoreCore
+from memlineage.store.reader import SqlReader
+from memlineage.store.rows import ARTIFACT_COLUMNS, dumps
+from memlineage.store.sql import Tx
 
 
 class SwitchMixin(StoreCore):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .protocol import Job
-from .sql import Tx
+from memlineage.store.protocol import Job
+from memlineage.store.sql import Tx
 
 # Reasons a job was queued (the ``reason`` column holds the set, comma-separated).
 TAIL, STALE, MANUAL, SCHEDULE = "tail", "stale", "manual", "schedule"

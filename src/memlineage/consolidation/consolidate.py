@@ -1,0 +1,328 @@
+"""One consolidation, steps 1–8 of the design, over a store and the pure parts.
+
+``prepare`` runs steps 1–7 and leaves a candidate (or a rejected artifact);
+``publish`` is step 8. Generation finishing never makes anything readable:
+only the switch does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from memlineage.canonical import input_root
+from memlineage.consolidation import generation
+from memlineage.consolidation.generators.base import GenerationRequest, Generator
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.render import render_summary
+from memlineage.consolidation.select import Selection, select
+from memlineage.errors import BadInput, NotFound
+from memlineage.meaning import extract
+from memlineage.model import (
+    Artifact,
+    ArtifactStatus,
+    Item,
+    Manifest,
+    SwitchResult,
+)
+from memlineage.progress import Progress, begin
+from memlineage.recall.read import why_not_summary
+from memlineage.recall.tokens import default_tokenizer
+from memlineage.store.protocol import Head, Store
+
+
+@dataclass(frozen=True)
+class Consolidation:
+    """The outcome of one consolidation: the artifact, and the switch if one was tried."""
+
+    artifact: Artifact
+    switch: SwitchResult | None
+    up_to_date: bool = False  # the published summary already covered everything
+    awaiting_review: bool = False  # shadow release: the candidate waits for a reviewer
+
+    @property
+    def switched(self) -> bool:
+        return self.switch is not None and self.switch.switched
+
+    @property
+    def status(self) -> ArtifactStatus:
+        """The artifact's status after this run (a refused switch leaves it failed)."""
+        if self.switched:
+            return ArtifactStatus.PUBLISHED
+        if self.switch is not None:
+            return ArtifactStatus.FAILED
+        return self.artifact.status
+
+    @property
+    def reason(self) -> str | None:
+        if self.up_to_date:
+            return "up to date: the published summary covers every event"
+        if self.awaiting_review:
+            return "shadow release: awaiting review"
+        if self.switch is not None and self.switch.reason is not None:
+            return f"{self.switch.reason}: {self.switch.detail}"
+        return self.artifact.reason
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "artifact_id": self.artifact.id,
+            "status": str(self.status),
+            "switched": self.switched,
+            "reason": self.reason,
+            "covers_through": self.artifact.manifest.new_covers_through,
+            "over_budget": self.artifact.manifest.over_budget,
+            "gate": {
+                "passed": self.artifact.gate.passed,
+                "failures": [f.to_json() for f in self.artifact.gate.failures],
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Consolidations:
+    """The outcomes of consolidating several subjects, in the order they were named."""
+
+    results: tuple[Consolidation, ...]
+
+    @property
+    def switched(self) -> int:
+        """How many consolidations moved their subject's alias."""
+        return sum(r.switched for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        """How many gates failed (the command line exits 1 when any did)."""
+        return sum(not r.artifact.gate.passed for r in self.results)
+
+
+GENERATION_FAILED = generation.GENERATION_FAILED
+
+
+def new_artifact_id(subject: str, covers_through: int) -> str:
+    """``summary:<subject>:<H, six digits>-<random>``: sortable by coverage, never reused."""
+    return f"summary:{subject}:{covers_through:06d}-{uuid.uuid4().hex[:8]}"
+
+
+#: the token budget of a rendered summary when neither the call nor the tenant sets one
+DEFAULT_BUDGET = 500
+
+
+@dataclass(frozen=True)
+class Built:
+    """Steps 1–6 of one consolidation, nothing written: what ``prepare`` stores.
+
+    ``attempts`` holds every artifact of the run, the published-or-not final one last
+    (a model's rejected attempts come before it)."""
+
+    attempts: tuple[Artifact, ...]
+    selection: Selection
+    items: tuple[Item, ...]
+
+    @property
+    def artifact(self) -> Artifact:
+        return self.attempts[-1]
+
+
+def build(
+    store: Store,
+    tenant: str,
+    subject: str,
+    generator: Generator | None = None,
+    *,
+    budget: int | None = DEFAULT_BUDGET,
+    incremental: bool = True,
+    config_version: int | None = None,
+) -> Built:
+    """Steps 1–6: snapshot, select, extract, generate, parse, gate. Writes nothing.
+
+    ``incremental=False`` rebuilds from the raw layer alone, never reading a parent
+    (what evaluation does).
+    """
+    generator = generator or DeterministicGenerator()
+    _detect_first(store, tenant, subject)
+    with store.reader(tenant) as reader:
+        head = reader.head(subject)
+        if head is None:
+            raise NotFound(f"no events for subject {subject!r}", field="subject")
+        events = reader.events(subject, through=head.clock.high_water)
+        ops = reader.operations(subject)
+    # Only a fresh published summary built under the same budget is handed to the
+    # generator (selector v2, incremental); a stale one is not read, and another
+    # budget means another choice of what is cold: a full rebuild.
+    parent = head.artifact if incremental and why_not_summary(head) is None else None
+    if parent is not None and parent.manifest.budget != budget:
+        parent = None
+    parent_coverage = head.alias.covers_through if parent else 0
+    selection = select(events, ops, head.clock.high_water, store.policy, parent_coverage)
+    items = extract.extract_items(selection.events, selection.conflicts)
+    open_items = extract.expected_open_items(selection.events)
+    manifest = Manifest(
+        artifact_id=new_artifact_id(subject, head.clock.high_water),
+        subject=subject,
+        new_covers_through=head.clock.high_water,
+        input_epoch=head.clock.epoch,
+        expected_alias=head.alias,
+        input_ids=tuple(e.id for e in selection.events),
+        input_root=input_root((e.id, e.hash) for e in selection.events),
+        expected_conflicts=tuple(sorted(c.id for c in selection.conflicts)),
+        selector_version=selection.selector_version,
+        prompt_version=generator.prompt_version,
+        model_snapshot=generator.model_snapshot,
+        budget=budget,
+        derived_from_artifact=parent.id if parent else None,
+        config_version=config_version,
+    )
+    request = GenerationRequest(
+        subject,
+        selection.events,
+        tuple(items),
+        selection.conflicts,
+        open_items,
+        parent.output if parent else None,
+        budget=budget,
+        parent_covers_through=selection.parent_covers_through,
+    )
+    # generate, parse, gate; for a model also repair once and fall back (generation.py)
+    generated = generation.generate(generator, request)
+    if generated.output is not None and budget is not None:
+        # counted on what a reader sees; an output over budget is published whole
+        tokens = default_tokenizer().count(render_summary(generated.output.statements))
+        manifest = replace(manifest, over_budget=tokens > budget)
+    written = generation.artifacts(
+        manifest, generated, lambda: new_artifact_id(subject, head.clock.high_water)
+    )
+    return Built(tuple(written), selection, tuple(items))
+
+
+def prepare(
+    store: Store,
+    tenant: str,
+    subject: str,
+    generator: Generator | None = None,
+    *,
+    budget: int | None = DEFAULT_BUDGET,
+    config_version: int | None = None,
+) -> Artifact:
+    """Steps 1–7: ``build``, then write every attempt (rejected ones first, each with its
+    report) and the final artifact: a candidate, or why it is not one.
+
+    ``budget`` is the token budget of the rendered summary (None: no budget).
+    """
+    built = build(store, tenant, subject, generator, budget=budget, config_version=config_version)
+    for artifact in built.attempts:
+        store.write_artifact(tenant, artifact)
+    return built.artifact
+
+
+def _detect_first(store: Store, tenant: str, subject: str) -> None:
+    """The raw layer decides validity first: catch the contradiction job up (detect.py)."""
+    detect = getattr(store, "detect_conflicts", None)
+    if detect is not None:
+        with store.reader(tenant) as reader:
+            known = reader.head(subject) is not None
+        if known:
+            detect(tenant, subject)
+
+
+def publish(
+    store: Store, tenant: str, artifact: Artifact, *, force: bool = False
+) -> SwitchResult | None:
+    """Step 8 for a candidate; a rejected artifact is never switched."""
+    if artifact.status is not ArtifactStatus.CANDIDATE:
+        return None
+    return store.switch(tenant, artifact.id, force=force)
+
+
+def consolidate(
+    store: Store,
+    tenant: str,
+    subject: str,
+    generator: Generator | None = None,
+    *,
+    force: bool = False,
+    budget: int | None = DEFAULT_BUDGET,
+    config_version: int | None = None,
+) -> Consolidation:
+    """Steps 1–8 under the tenant's release mode.
+
+    ``auto`` switches as soon as the gate passes; ``shadow`` queues a passing
+    candidate for review instead (``awaiting_review``). A subject whose fresh
+    summary already covers every event under the same budget is left alone
+    (``up_to_date``) unless ``force`` asks for a new artifact anyway; another
+    budget builds a new one.
+    """
+    if not force:
+        with store.reader(tenant) as reader:
+            head = reader.head(subject)
+        if (
+            head is not None
+            and head.artifact is not None
+            and _covers_everything(head)
+            and head.artifact.manifest.budget == budget
+        ):
+            return Consolidation(head.artifact, None, up_to_date=True)
+    artifact = prepare(
+        store, tenant, subject, generator, budget=budget, config_version=config_version
+    )
+    if store.release_state(tenant)[0] == "shadow" and artifact.status is ArtifactStatus.CANDIDATE:
+        store.queue_review(tenant, subject, artifact.id)
+        return Consolidation(artifact, None, awaiting_review=True)
+    return Consolidation(artifact, publish(store, tenant, artifact, force=force))
+
+
+def consolidate_each(
+    store: Store,
+    tenant: str,
+    subjects: Sequence[str] | None,
+    generator: Generator | None = None,
+    *,
+    force: bool = False,
+    budget: int | None = DEFAULT_BUDGET,
+    config_version: int | None = None,
+    progress: Progress | None = None,
+) -> Consolidations:
+    """``consolidate`` of each subject (None: every subject of the tenant), one by one.
+
+    Every subject is checked before the first is consolidated, so an unknown
+    one changes nothing. A subject named twice is consolidated once. Each
+    consolidation stands alone, as a single call does: a failing gate leaves
+    that subject's summary as it was and the others go on. ``progress``
+    hears ``consolidating`` in subjects.
+    """
+    chosen = _known_subjects(store, tenant, subjects)
+    advance = begin(progress, "consolidating", len(chosen))
+    results: list[Consolidation] = []
+    for subject in chosen:
+        result = consolidate(
+            store,
+            tenant,
+            subject,
+            generator,
+            force=force,
+            budget=budget,
+            config_version=config_version,
+        )
+        results.append(result)
+        if advance is not None:
+            advance(1)
+    return Consolidations(tuple(results))
+
+
+def _known_subjects(store: Store, tenant: str, subjects: Sequence[str] | None) -> list[str]:
+    with store.reader(tenant) as reader:
+        if subjects is None:
+            return reader.subjects()
+        chosen = list(dict.fromkeys(subjects))
+        if not chosen:
+            raise BadInput("name at least one subject", field="subject")
+        for subject in chosen:
+            if reader.head(subject) is None:
+                raise NotFound(f"no events for subject {subject!r}", field="subject")
+    return chosen
+
+
+def _covers_everything(head: Head) -> bool:
+    """The published summary is fresh (I4) and covers every event up to H."""
+    return why_not_summary(head) is None and head.alias.covers_through == head.clock.high_water

@@ -1,0 +1,547 @@
+"""Step 6: the fidelity gate (DESIGN.md, "The fidelity gate"; docs/gate.md).
+
+Every check is a dict or set lookup per item, claim or id: the gate is linear
+in the size of its input. Each failure carries a stable code from
+:data:`CODES` and names the offending item id, claim key, conflict id or
+event id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from memlineage.meaning.extract import event_items, split_sentences, text_values
+from memlineage.meaning.values import (
+    Canonical,
+    canonical,
+    format_magnitude,
+    normalize_text,
+    unit_identity,
+)
+from memlineage.model import (
+    Claim,
+    Conflict,
+    Event,
+    GateFailure,
+    GateReport,
+    Item,
+    Output,
+    Statement,
+)
+
+MISSING = "missing"
+VALUE_CHANGED = "value_changed"
+UNIT_CHANGED = "unit_changed"
+POLARITY_FLIPPED = "polarity_flipped"
+DERIVATION_MISSING = "derivation_missing"
+CONFLICT_ASSERTED = "conflict_asserted"
+CONFLICTS_MISMATCH = "conflicts_mismatch"
+UNSUPPORTED_CLAIM = "unsupported_claim"
+UNKNOWN_SOURCE = "unknown_source"
+OPEN_ITEM_DROPPED = "open_item_dropped"
+EVENT_DROPPED = "event_dropped"
+STATEMENT_MISSING = "statement_missing"
+STATEMENT_UNSUPPORTED = "statement_unsupported"
+STATEMENT_VALUE_UNSUPPORTED = "statement_value_unsupported"
+
+CODES: tuple[str, ...] = (
+    MISSING,
+    VALUE_CHANGED,
+    UNIT_CHANGED,
+    POLARITY_FLIPPED,
+    DERIVATION_MISSING,
+    CONFLICT_ASSERTED,
+    CONFLICTS_MISMATCH,
+    UNSUPPORTED_CLAIM,
+    UNKNOWN_SOURCE,
+    OPEN_ITEM_DROPPED,
+    EVENT_DROPPED,
+    STATEMENT_MISSING,
+    STATEMENT_UNSUPPORTED,
+    STATEMENT_VALUE_UNSUPPORTED,
+)
+
+#: the item kinds whose values a statement may only name when a claim carries them
+_STATEMENT_VALUE_KINDS = frozenset({"number", "money", "date", "id", "scope"})
+
+#: the claim kind that marks a statement as contested rather than asserted
+CONFLICT_KIND = "conflict"
+
+
+@dataclass
+class _ClaimIndex:
+    """The output's claims, keyed for constant-time lookups by item."""
+
+    by_key: dict[str, list[tuple[Claim, Canonical]]] = field(default_factory=dict)
+    values: set[tuple[str, Canonical]] = field(default_factory=set)
+    # (key, value, polarity) -> the events the claims saying it derive from
+    covered: dict[tuple[str, Canonical, bool], set[str]] = field(default_factory=dict)
+    # (key, a, b) for every conflict-kind claim naming both sides
+    conflict_pairs: set[tuple[str, str, str]] = field(default_factory=set)
+
+    @staticmethod
+    def build(claims: Iterable[Claim]) -> _ClaimIndex:
+        index = _ClaimIndex()
+        for claim in claims:
+            canon = canonical(claim.value, claim.unit)
+            index.by_key.setdefault(claim.key, []).append((claim, canon))
+            index.values.add((claim.key, canon))
+            sources = index.covered.setdefault((claim.key, canon, claim.polarity), set())
+            sources.update(claim.derived_from)  # one C-level update: derivations are many
+        return index
+
+
+def check(
+    items: Sequence[Item],
+    conflicts: Sequence[Conflict],
+    open_items: Sequence[str],
+    output: Output,
+    selection: Sequence[Event],
+) -> GateReport:
+    """Check an output against the must-preserve set of its selection."""
+    unresolved = [c for c in conflicts if not c.resolved]
+    index = _ClaimIndex.build(output.claims)
+    events = {e.id: e for e in selection}
+    failures: list[GateFailure] = []
+    failures += _check_items(items, index, {c.id: c for c in unresolved})
+    failures += _check_conflict_set(unresolved, output.unresolved_conflicts)
+    failures += _check_claims(output.claims, events, items, unresolved)
+    failures += _check_open_items(open_items, output, events)
+    carried = _Carried(output.claims, items)
+    failures += _check_statements(output, events, unresolved, carried)
+    failures += _check_coverage(carried, unresolved, open_items, output, selection)
+    return GateReport(passed=not failures, failures=tuple(failures), checked_items=len(items))
+
+
+# ---------------------------------------------------------------------------
+# must-preserve items
+
+
+def _check_items(
+    items: Sequence[Item], index: _ClaimIndex, conflicts: dict[str, Conflict]
+) -> list[GateFailure]:
+    item_values: set[tuple[str, Canonical]] = set()
+    canons: list[Canonical] = []
+    for item in items:
+        canon = canonical(item.value, item.unit)
+        canons.append(canon)
+        item_values.add((item.key, canon))
+    failures = []
+    for item, canon in zip(items, canons, strict=True):
+        failure = _check_item(item, canon, index, item_values)
+        if failure is None and item.kind == CONFLICT_KIND:
+            failure = _check_conflict_item(item, index, conflicts)
+        if failure is not None:
+            failures.append(failure)
+    return failures
+
+
+def _check_item(
+    item: Item, canon: Canonical, index: _ClaimIndex, item_values: set[tuple[str, Canonical]]
+) -> GateFailure | None:
+    key = item.key
+    sources = index.covered.get((key, canon, item.polarity))
+    if sources is not None and item.source in sources:
+        return None
+    if sources is not None:
+        return GateFailure(
+            DERIVATION_MISSING, item.id, f"{key}: no claim derives from {item.source}"
+        )
+    if (key, canon) in index.values:
+        return GateFailure(POLARITY_FLIPPED, item.id, f"{key}: polarity should be {item.polarity}")
+    # a claim under this key whose value matches no item of the key is this item, changed
+    for claim, claim_canon in index.by_key.get(key, ()):
+        if (key, claim_canon) in item_values:
+            continue
+        found = f"{claim.value!r} {claim.unit or ''}".strip()
+        expected = f"{item.value!r} {item.unit or ''}".strip()
+        if unit_identity(claim.unit) != unit_identity(item.unit):
+            return GateFailure(UNIT_CHANGED, item.id, f"{key}: {found} is not {expected}")
+        return GateFailure(VALUE_CHANGED, item.id, f"{key}: {found} is not {expected}")
+    return GateFailure(MISSING, item.id, f"{key}: no claim")
+
+
+def _check_conflict_item(
+    item: Item, index: _ClaimIndex, conflicts: dict[str, Conflict]
+) -> GateFailure | None:
+    """A conflict's claim must be of kind 'conflict' and derive from both sides."""
+    conflict = conflicts.get(str(item.value))
+    if conflict is None:
+        return None
+    for claim, _ in index.by_key.get(item.key, ()):
+        sides = set(claim.derived_from)
+        if claim.kind == CONFLICT_KIND and conflict.a in sides and conflict.b in sides:
+            return None
+    return GateFailure(
+        DERIVATION_MISSING,
+        item.id,
+        f"{item.key}: no claim of kind 'conflict' derives from both {conflict.a} and {conflict.b}",
+    )
+
+
+def _check_conflict_set(
+    unresolved: Sequence[Conflict], reported: Sequence[str]
+) -> list[GateFailure]:
+    expected = {c.id for c in unresolved}
+    failures = []
+    seen: set[str] = set()
+    for conflict_id in reported:
+        if conflict_id in seen:
+            failures.append(GateFailure(CONFLICTS_MISMATCH, conflict_id, "reported twice"))
+        elif conflict_id not in expected:
+            failures.append(
+                GateFailure(CONFLICTS_MISMATCH, conflict_id, "not an unresolved conflict")
+            )
+        seen.add(conflict_id)
+    for conflict in unresolved:
+        if conflict.id not in seen:
+            failures.append(
+                GateFailure(CONFLICTS_MISMATCH, conflict.id, "unresolved but not reported")
+            )
+    return failures
+
+
+# ---------------------------------------------------------------------------
+# claims: lineage, conflicts, support
+
+
+def _check_claims(
+    claims: Sequence[Claim],
+    events: dict[str, Event],
+    items: Sequence[Item],
+    unresolved: Sequence[Conflict],
+) -> list[GateFailure]:
+    sides: dict[str, str] = {}
+    for conflict in unresolved:
+        sides.setdefault(conflict.a, conflict.id)
+        sides.setdefault(conflict.b, conflict.id)
+    support = _support(events.values(), items)
+    texts: dict[str, str] = {}
+    failures = []
+    for claim in claims:
+        failures += _check_claim(claim, events, sides, support, texts)
+    return failures
+
+
+def _check_claim(
+    claim: Claim,
+    events: dict[str, Event],
+    sides: dict[str, str],
+    support: set[tuple[str, Canonical]],
+    texts: dict[str, str],
+) -> list[GateFailure]:
+    failures = []
+    if not claim.derived_from:
+        failures.append(GateFailure(UNSUPPORTED_CLAIM, claim.key, "derivedFrom is empty"))
+    known = [d for d in claim.derived_from if d in events]
+    for source in claim.derived_from:
+        if source not in events:
+            failures.append(
+                GateFailure(UNKNOWN_SOURCE, claim.key, f"{source} is not in the selection")
+            )
+    if claim.kind != CONFLICT_KIND:
+        for source in claim.derived_from:
+            if source in sides:
+                detail = f"states {source}, a side of unresolved conflict {sides[source]}, as fact"
+                failures.append(GateFailure(CONFLICT_ASSERTED, claim.key, detail))
+                break
+    if known and not _supported(claim, known, events, support, texts):
+        detail = f"{claim.value!r} {claim.unit or ''} is in none of {', '.join(known)}".strip()
+        failures.append(GateFailure(UNSUPPORTED_CLAIM, claim.key, detail))
+    return failures
+
+
+def _support(events: Iterable[Event], items: Sequence[Item]) -> set[tuple[str, Canonical]]:
+    """(event id, canonical value) of every item and explicit fact: what each event says."""
+    support = {(item.source, canonical(item.value, item.unit)) for item in items}
+    for event in events:
+        for fact in event.facts:
+            support.add((event.id, canonical(fact.value, fact.unit)))
+    return support
+
+
+def _supported(
+    claim: Claim,
+    sources: Sequence[str],
+    events: dict[str, Event],
+    support: set[tuple[str, Canonical]],
+    texts: dict[str, str],
+) -> bool:
+    canon = canonical(claim.value, claim.unit)
+    if any((source, canon) in support for source in sources):
+        return True
+    if not isinstance(claim.value, str) or claim.unit:
+        return False
+    # a verbatim phrase of the event's text supports a string claim
+    needle = normalize_text(claim.value)
+    if not needle:
+        return False
+    for source in sources:
+        if source not in texts:
+            texts[source] = normalize_text(events[source].text)
+        if needle in texts[source]:
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------
+# open items, cold ids
+
+
+def _check_open_items(
+    expected: Sequence[str], output: Output, events: dict[str, Event]
+) -> list[GateFailure]:
+    kept = set(output.open_items)
+    failures = [
+        GateFailure(OPEN_ITEM_DROPPED, event_id, "expected open item is not in openItems")
+        for event_id in expected
+        if event_id not in kept
+    ]
+    for field_name, ids in (("openItems", output.open_items), ("cold", output.cold)):
+        for event_id in ids:
+            if event_id not in events:
+                failures.append(
+                    GateFailure(
+                        UNKNOWN_SOURCE,
+                        event_id,
+                        f"{field_name} names an event outside the selection",
+                    )
+                )
+    return failures
+
+
+# ---------------------------------------------------------------------------
+# statements: lineage, contested marks, values
+
+
+def _check_statements(
+    output: Output, events: dict[str, Event], unresolved: Sequence[Conflict], carried: _Carried
+) -> list[GateFailure]:
+    sides: dict[str, set[str]] = {}
+    for conflict in unresolved:
+        sides.setdefault(conflict.a, set()).add(conflict.id)
+        sides.setdefault(conflict.b, set()).add(conflict.id)
+    claim_keys = carried.keys
+    failures: list[GateFailure] = []
+    for index, statement in enumerate(output.statements):
+        name = f"statements[{index}]"
+        failures += _check_statement_lineage(name, statement, events, claim_keys)
+        failures += _check_statement_contested(name, statement, sides)
+        failures += _check_statement_values(name, statement, carried, events)
+    return failures
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _check_statement_lineage(
+    name: str, statement: Statement, events: dict[str, Event], claim_keys: set[str]
+) -> list[GateFailure]:
+    failures = []
+    if not statement.derived_from:
+        failures.append(
+            GateFailure(STATEMENT_UNSUPPORTED, name, f"{_quote(statement.text)} cites no event")
+        )
+    # a statement may cite thousands of events: one C-level pass finds the unknown ones
+    unknown = set(statement.derived_from).difference(events)
+    for source in statement.derived_from if unknown else ():
+        if source in unknown:
+            detail = f"{_quote(statement.text)} cites {source}, outside the selection"
+            failures.append(GateFailure(STATEMENT_UNSUPPORTED, name, detail))
+    for key in statement.claims:
+        if key not in claim_keys:
+            detail = f"{_quote(statement.text)} states claim {key}, which the output lacks"
+            failures.append(GateFailure(STATEMENT_UNSUPPORTED, name, detail))
+    return failures
+
+
+def _check_statement_contested(
+    name: str, statement: Statement, sides: dict[str, set[str]]
+) -> list[GateFailure]:
+    """A statement citing a side of an unresolved conflict carries that conflict's id."""
+    conflicts: set[str] = set()
+    for source in statement.derived_from:
+        conflicts |= sides.get(source, set())
+    if conflicts and statement.contested not in conflicts:
+        detail = (
+            f"{_quote(statement.text)} cites a side of unresolved conflict"
+            f" {', '.join(sorted(conflicts))} but is marked contested={statement.contested!r}"
+        )
+        return [GateFailure(CONFLICT_ASSERTED, name, detail)]
+    if statement.contested is not None and statement.contested not in conflicts:
+        detail = (
+            f"{_quote(statement.text)} is marked contested by {statement.contested},"
+            " which is no unresolved conflict of its sources"
+        )
+        return [GateFailure(STATEMENT_UNSUPPORTED, name, detail)]
+    return []
+
+
+class _Carried:
+    """Per event id, the values carried by the claims deriving from it.
+
+    The numbers inside claims' string values ('under 200 ms') are read only
+    for an event a statement needs them from, so each claim is read at most twice.
+    """
+
+    def __init__(self, claims: Sequence[Claim], items: Sequence[Item]) -> None:
+        self.claims: dict[str, list[Claim]] = {}
+        # per event: the canonical values of its items a statement may name
+        self.item_values: dict[str, list[Canonical]] = {}
+        self.verified: dict[str, bool] = {}  # per event: every such value is carried
+        self.sentences: dict[str, frozenset[str]] = {}
+        self.shallow: dict[str, set[Canonical]] = {}
+        self.deep: dict[str, set[Canonical]] = {}
+        self.keys: set[str] = set()
+        self.cited: set[str] = set()  # every event a claim derives from
+        for claim in claims:
+            self.keys.add(claim.key)
+            self.cited.update(claim.derived_from)
+            values = _claim_carries(claim, deep=False)
+            for source in claim.derived_from:
+                self.claims.setdefault(source, []).append(claim)
+                self.shallow.setdefault(source, set()).update(values)
+        for item in items:
+            if item.kind == CONFLICT_KIND:
+                continue
+            own = self.item_values.setdefault(item.source, [])
+            if item.kind in _STATEMENT_VALUE_KINDS:
+                own.append(canonical(item.value, item.unit))
+
+    def says_sentence(self, event: Event, text: str) -> bool:
+        """``text`` is one of the event's sentences exactly, and all its values are carried.
+
+        Then the text names no value beyond the event's own items, which the
+        claims carry: it needs no extraction of its own.
+        """
+        if event.id not in self.sentences:
+            self.sentences[event.id] = frozenset(split_sentences(event.text))
+        if text not in self.sentences[event.id]:
+            return False
+        if event.id not in self.verified:
+            values = self.item_values.get(event.id, [])
+            self.verified[event.id] = all(self.carries(event.id, v) for v in values)
+        return self.verified[event.id]
+
+    def carries(self, source: str, canon: Canonical) -> bool:
+        if canon in self.shallow.get(source, ()):
+            return True
+        if source not in self.deep:
+            self.deep[source] = set()
+            for claim in self.claims.get(source, ()):
+                self.deep[source].update(_claim_carries(claim))
+        return canon in self.deep[source]
+
+
+def _check_statement_values(
+    name: str, statement: Statement, carried: _Carried, events: dict[str, Event]
+) -> list[GateFailure]:
+    """Every number, amount, date, id or scope of the text is carried by a claim of its sources."""
+    anchor = next((events[s] for s in statement.derived_from if s in events), None)
+    if anchor is not None and carried.says_sentence(anchor, statement.text):
+        return []
+    failures = []
+    for canon, surface in statement_values(statement.text, anchor):
+        if not any(carried.carries(source, canon) for source in statement.derived_from):
+            detail = (
+                f"{surface!r} in {_quote(statement.text)}: no claim derived from"
+                f" {', '.join(statement.derived_from) or 'its sources'} carries it"
+            )
+            failures.append(GateFailure(STATEMENT_VALUE_UNSUPPORTED, name, detail))
+    return failures
+
+
+def statement_values(text: str, source: Event | None = None) -> list[tuple[Canonical, str]]:
+    """(canonical value, shown value) of each number, amount, date, id and scope a text names.
+
+    The text is read as the extractor reads its source: relative dates resolve
+    against the ``at`` of the statement's first cited event (none: not read).
+    """
+    at = source.at if source else None
+    recorded = source.recorded_at if source else ""
+    probe = Event(id="statement", subject="statement", text=text, at=at, recorded_at=recorded)
+    return [
+        (canonical(item.value, item.unit), f"{item.value} {item.unit or ''}".strip())
+        for item in event_items(probe)
+        if item.kind in _STATEMENT_VALUE_KINDS
+    ]
+
+
+# ---------------------------------------------------------------------------
+# coverage: nothing vanishes silently
+
+
+def _check_coverage(
+    carried: _Carried,
+    unresolved: Sequence[Conflict],
+    open_items: Sequence[str],
+    output: Output,
+    selection: Sequence[Event],
+) -> list[GateFailure]:
+    """Every selected event is cited or cold; events that must be shown are stated and hot."""
+    stated: set[str] = set()
+    for statement in output.statements:
+        stated.update(statement.derived_from)
+    cited = stated | carried.cited
+    cold = set(output.cold)
+    must_state = set(carried.item_values)  # every event with an item (conflicts: below)
+    must_state.update(open_items)
+    for conflict in unresolved:
+        must_state.update((conflict.a, conflict.b))
+    failures = []
+    for event in selection:
+        if event.id not in cited and event.id not in cold:
+            failures.append(
+                GateFailure(EVENT_DROPPED, event.id, "cited by no claim or statement, not in cold")
+            )
+        if event.id not in must_state or not event.text.strip():
+            continue  # an event with no text has no clause to state; its claims show it
+        if event.id not in stated:
+            failures.append(
+                GateFailure(STATEMENT_MISSING, event.id, "must be shown but no statement cites it")
+            )
+        elif event.id in cold:
+            failures.append(
+                GateFailure(STATEMENT_MISSING, event.id, "must be shown but is moved to cold")
+            )
+    return failures
+
+
+def carried_values(claims: Sequence[Claim], *, deep: bool = True) -> set[Canonical]:
+    """Every canonical value a summary may mention: the claims' values and their parts.
+
+    ``deep`` also reads the numbers and dates inside string values ('under 200 ms').
+    """
+    carried: set[Canonical] = set()
+    for claim in claims:
+        carried.update(_claim_carries(claim, deep=deep))
+    return carried
+
+
+def _claim_carries(claim: Claim, *, deep: bool = True) -> set[Canonical]:
+    carried = {canonical(claim.value, claim.unit)}
+    value = claim.value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        carried.add(("number", format_magnitude(float(value))))
+    elif isinstance(value, str):
+        if deep:
+            for part, unit, _ in text_values(value):
+                carried.add(canonical(part, unit))
+        carried.update(_date_parts(value))
+    return carried
+
+
+def _date_parts(value: str) -> list[Canonical]:
+    """A date-time claim carries its date, its time and its year for the summary to cite."""
+    parts: list[Canonical] = []
+    day, sep, clock = value.partition("T")
+    if sep and len(day) == 10:
+        parts += [canonical(day, None), canonical(clock, None)]
+    if len(day) >= 4 and day[:4].isdigit():
+        parts.append(("number", format_magnitude(float(day[:4]))))
+        if len(day) == 10:
+            parts.append(canonical(f"--{day[5:]}", None))
+    return parts

@@ -1,0 +1,242 @@
+"""Step 5: the strict output parser.
+
+It accepts exactly the shape :meth:`memlineage.model.Output.to_json` emits:
+an object with ``claims``, ``openItems``, ``unresolvedConflicts``, ``cold``
+and ``statements``; each claim an object with ``key``, ``value``, ``unit``,
+``polarity``, ``kind``, ``derivedFrom`` and ``text``; each statement an object
+with ``text``, ``derivedFrom``, ``claims``, ``at``, ``project``,
+``contested`` and ``kind`` (null or an event kind). There is no ``summary``
+field: the summary a reader sees is rendered from the statements. Anything
+else, a missing field, an unknown field, a mistyped one, is an
+:class:`OutputRejected` with a stable code and the path of the field; no
+other exception leaves :func:`parse_output`, whatever the input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from memlineage.errors import MemlineageError
+from memlineage.model import EVENT_KINDS, Claim, FactValue, Output, Statement
+
+#: the rejection codes, stable across versions
+CODES: tuple[str, ...] = (
+    "not_json",
+    "not_object",
+    "missing_field",
+    "unknown_field",
+    "wrong_type",
+    "empty_value",
+    "not_finite",
+)
+
+OUTPUT_FIELDS: tuple[str, ...] = (
+    "claims",
+    "openItems",
+    "unresolvedConflicts",
+    "cold",
+    "statements",
+)
+CLAIM_FIELDS: tuple[str, ...] = (
+    "key",
+    "value",
+    "unit",
+    "polarity",
+    "kind",
+    "derivedFrom",
+    "text",
+)
+STATEMENT_FIELDS: tuple[str, ...] = (
+    "text",
+    "derivedFrom",
+    "claims",
+    "at",
+    "project",
+    "contested",
+    "kind",
+)
+
+
+class OutputRejected(MemlineageError):
+    """The generator's output does not fit the schema; ``field`` is a path like claims[2].unit."""
+
+    exit_code = 1
+
+    def __init__(self, code: str, field: str, detail: str = "") -> None:
+        self.code = code
+        self.field = field
+        self.detail = detail
+        super().__init__(f"{code} at {field or '<root>'}: {detail}" if detail else code)
+
+
+def parse_output(raw: object) -> Output:
+    """Parse a generator output (plain JSON values, or a JSON text) into an :class:`Output`."""
+    try:
+        return _parse(raw)
+    except OutputRejected:
+        raise
+    except RecursionError:  # absurdly deep input: still a rejection, never a crash
+        raise OutputRejected("not_json", "", "input nested too deeply") from None
+
+
+def _parse(raw: object) -> Output:
+    doc = _decode(raw)
+    obj = _exact_object(doc, OUTPUT_FIELDS, "")
+    claims_raw = _list(obj["claims"], "claims")
+    claims = tuple(_claim(c, f"claims[{i}]") for i, c in enumerate(claims_raw))
+    statements_raw = _list(obj["statements"], "statements")
+    statements = tuple(_statement(s, f"statements[{i}]") for i, s in enumerate(statements_raw))
+    return Output(
+        claims=claims,
+        open_items=_str_list(obj["openItems"], "openItems"),
+        unresolved_conflicts=_str_list(obj["unresolvedConflicts"], "unresolvedConflicts"),
+        cold=_str_list(obj["cold"], "cold"),
+        statements=statements,
+    )
+
+
+def _decode(raw: object) -> object:
+    """A JSON text (str or bytes) is decoded first; NaN and Infinity are not JSON."""
+    if isinstance(raw, bytes | bytearray):
+        try:
+            raw = bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise OutputRejected("not_json", "", f"not UTF-8: {exc.reason}") from None
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw, parse_constant=_reject_constant)
+    except OutputRejected:
+        raise
+    except ValueError as exc:
+        raise OutputRejected("not_json", "", str(exc)) from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise OutputRejected("not_finite", "", f"{name} is not JSON")
+
+
+def _exact_object(value: object, fields: tuple[str, ...], path: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise OutputRejected("not_object", path, f"expected an object, got {_type(value)}")
+    for name in fields:
+        if name not in value:
+            raise OutputRejected("missing_field", _join(path, name), "required")
+    for name in value:
+        if name not in fields:
+            raise OutputRejected("unknown_field", _join(path, str(name)), "not in the schema")
+    return value
+
+
+def _claim(value: object, path: str) -> Claim:
+    obj = _exact_object(value, CLAIM_FIELDS, path)
+    return Claim(
+        key=_nonempty_str(obj["key"], _join(path, "key")),
+        value=_fact_value(obj["value"], _join(path, "value")),
+        unit=_optional_str(obj["unit"], _join(path, "unit")),
+        polarity=_bool(obj["polarity"], _join(path, "polarity")),
+        kind=_nonempty_str(obj["kind"], _join(path, "kind")),
+        derived_from=_str_list(obj["derivedFrom"], _join(path, "derivedFrom")),
+        text=_str(obj["text"], _join(path, "text")),
+    )
+
+
+def _statement(value: object, path: str) -> Statement:
+    obj = _exact_object(value, STATEMENT_FIELDS, path)
+    contested = _optional_str(obj["contested"], _join(path, "contested"))
+    if contested is not None and not contested.strip():
+        raise OutputRejected("empty_value", _join(path, "contested"), "null or a conflict id")
+    kind = _optional_str(obj["kind"], _join(path, "kind"))
+    if kind is not None and kind not in EVENT_KINDS:
+        raise OutputRejected(
+            "wrong_type", _join(path, "kind"), f"expected null or one of {', '.join(EVENT_KINDS)}"
+        )
+    return Statement(
+        text=_nonempty_str(obj["text"], _join(path, "text")),
+        derived_from=_str_list(obj["derivedFrom"], _join(path, "derivedFrom")),
+        claims=_str_list(obj["claims"], _join(path, "claims")),
+        at=_optional_str(obj["at"], _join(path, "at")),
+        project=_optional_str(obj["project"], _join(path, "project")),
+        contested=contested,
+        kind=kind,
+    )
+
+
+def _fact_value(value: object, path: str) -> FactValue:
+    if isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise OutputRejected("not_finite", path, repr(value))
+        return value
+    raise OutputRejected(
+        "wrong_type", path, f"expected string, number or boolean, got {_type(value)}"
+    )
+
+
+def _list(value: object, path: str) -> list[Any]:
+    if not isinstance(value, list | tuple):
+        raise OutputRejected("wrong_type", path, f"expected an array, got {_type(value)}")
+    return list(value)
+
+
+def _str_list(value: object, path: str) -> tuple[str, ...]:
+    items = _list(value, path)
+    return tuple(_nonempty_str(v, f"{path}[{i}]") for i, v in enumerate(items))
+
+
+def _checked(predicate: Callable[[object], bool], expected: str) -> Callable[[object, str], Any]:
+    def check(value: object, path: str) -> Any:
+        if not predicate(value):
+            raise OutputRejected("wrong_type", path, f"expected {expected}, got {_type(value)}")
+        return value
+
+    return check
+
+
+_str_checked = _checked(lambda v: isinstance(v, str), "a string")
+_bool_checked = _checked(lambda v: isinstance(v, bool), "a boolean")
+
+
+def _str(value: object, path: str) -> str:
+    result: str = _str_checked(value, path)
+    return result
+
+
+def _nonempty_str(value: object, path: str) -> str:
+    text = _str(value, path)
+    if not text.strip():
+        raise OutputRejected("empty_value", path, "must not be empty")
+    return text
+
+
+def _optional_str(value: object, path: str) -> str | None:
+    return None if value is None else _str(value, path)
+
+
+def _bool(value: object, path: str) -> bool:
+    result: bool = _bool_checked(value, path)
+    return result
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _type(value: object) -> str:
+    if value is None:
+        return "null"
+    return {
+        bool: "boolean",
+        int: "number",
+        float: "number",
+        str: "string",
+        list: "array",
+        tuple: "array",
+        dict: "object",
+    }.get(type(value), type(value).__name__)

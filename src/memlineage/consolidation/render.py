@@ -1,0 +1,147 @@
+"""The summary a reader sees, rendered from statements. Pure: no I/O.
+
+Layout (docs/concepts.md, "The rendered summary"):
+
+- first, the statements of unresolved conflicts under ``Contested:``, the
+  two sides of each conflict together (by conflict id), newest first, each
+  line marked with the conflict id;
+- then the other statements grouped by project (global first, then projects
+  by name), then by kind, in a fixed order; newest first within a group,
+  under one ``YYYY-MM-DD:`` line per day (``undated:`` last);
+- each statement is one line: ``- `` + its text verbatim (a contested one
+  also `` (date)``), dated by the local date of its newest source as written
+  in ``at``.
+
+Every line is either a header or one statement; nothing else is written, so
+every sentence a reader sees traces to raw events. Same statements, same text.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from dateutil.parser import isoparse
+
+from memlineage.model import Statement
+
+KIND_ORDER: tuple[str | None, ...] = (
+    "constraint",
+    "decision",
+    "preference",
+    "task",
+    "fact",
+    "observation",
+    None,
+)
+KIND_LABELS: dict[str | None, str] = {
+    "constraint": "Constraints",
+    "decision": "Decisions",
+    "preference": "Preferences",
+    "task": "Tasks",
+    "fact": "Facts",
+    "observation": "Observations",
+    None: "Other",
+}
+CONTESTED_HEADER = "Contested (unresolved, both sides shown):"
+UNDATED = "undated"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One rendered line: a header (``statement`` None) or the statement at that index."""
+
+    text: str
+    statement: int | None = None
+
+
+def render_summary(statements: Sequence[Statement]) -> str:
+    """The summary text: one header per group, one line per statement."""
+    return "\n".join(line.text for line in render_lines(statements))
+
+
+def render_lines(statements: Sequence[Statement]) -> list[Line]:
+    """The rendered lines with the index of the statement each one shows."""
+    contested: dict[str, list[int]] = {}
+    groups: dict[tuple[str, str | None], list[int]] = {}
+    for index, statement in enumerate(statements):
+        if statement.contested is not None:
+            contested.setdefault(statement.contested, []).append(index)
+        else:
+            kind = statement.kind if statement.kind in KIND_LABELS else None
+            groups.setdefault((statement.project or "", kind), []).append(index)
+    lines: list[Line] = []
+    if contested:
+        lines.append(Line(CONTESTED_HEADER))
+        for conflict_id in sorted(contested):
+            for index in _newest_first(statements, contested[conflict_id]):
+                lines.append(Line(statement_line(statements[index]), index))
+    rank = {kind: n for n, kind in enumerate(KIND_ORDER)}
+    for project, kind in sorted(groups, key=lambda g: (g[0], rank[g[1]])):
+        lines.append(Line(group_header(project or None, kind)))
+        shown: str | None = ""
+        for index in _newest_first(statements, groups[(project, kind)]):
+            date = shown_date(statements[index].at)
+            if date != shown:  # one date line per day of a group: a date costs tokens
+                lines.append(Line(f"{date or UNDATED}:"))
+                shown = date
+            lines.append(Line(statement_line(statements[index], dated=False), index))
+    return lines
+
+
+def group_header(project: str | None, kind: str | None) -> str:
+    label = KIND_LABELS[kind]
+    return f"{label}:" if project is None else f"[{project}] {label}:"
+
+
+def statement_line(statement: Statement, *, dated: bool = True) -> str:
+    """``- text (date)``; a contested line starts with its conflict id, a project line names it.
+
+    In a kind group the date is on the day line above (``dated=False``).
+    """
+    parts = ["-"]
+    if statement.contested is not None:
+        parts.append(f"[{statement.contested}]")
+        if statement.project:
+            parts.append(f"[{statement.project}]")
+    parts.append(" ".join(statement.text.split()))
+    date = shown_date(statement.at) if dated else None
+    if date:
+        parts.append(f"({date})")
+    return " ".join(parts)
+
+
+def shown_date(at: str | None) -> str | None:
+    """The local calendar date of ``at`` as written (its own UTC offset), or None."""
+    if not at:
+        return None
+    instant = at_instant(at)
+    if instant is None:
+        return None
+    return at[:10] if len(at) >= 10 and at[4] == "-" else instant.date().isoformat()
+
+
+def at_instant(at: str | None) -> datetime | None:
+    """``at`` as an aware instant (naive = UTC), or None when absent or unreadable."""
+    return _parsed(at) if at else None
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a stream repeats its timestamps; parsing is slow
+def _parsed(at: str) -> datetime | None:
+    try:
+        parsed = isoparse(at)
+    except (ValueError, OverflowError):
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _newest_first(statements: Sequence[Statement], indexes: list[int]) -> list[int]:
+    """Newest source time first; undated last; ties keep the statements' order."""
+
+    def key(index: int) -> tuple[bool, float, int]:
+        instant = at_instant(statements[index].at)
+        return (instant is None, -instant.timestamp() if instant else 0.0, index)
+
+    return sorted(indexes, key=key)

@@ -1,1 +1,0 @@
-"""Adapters that let agent frameworks use memlineage as their memory store."""

@@ -1,0 +1,82 @@
+"""Serving memory to other processes: ``serve`` (HTTP), ``keys`` (its API keys), ``mcp``."""
+
+from __future__ import annotations
+
+import click
+
+from memlineage.interfaces.cli.app import (
+    Report,
+    command,
+    global_options,
+    memory,
+    reporting,
+    root,
+    settings,
+)
+
+
+@command("serve", "memlineage serve --db memory.db --port 8080")
+@click.option("--host", default="127.0.0.1", show_default=True, help="interface to bind")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(1, 65535))
+def serve(host: str, port: int) -> Report:
+    """Run the HTTP service (keys from `memlineage keys create`); binds 127.0.0.1 by default."""
+    import uvicorn
+
+    from memlineage.interfaces.http import create_app
+
+    uvicorn.run(create_app(settings().db), host=host, port=port, log_level="warning")
+    return Report({"stopped": True}, "")
+
+
+@command("mcp", "memlineage mcp --db memory.db --tenant acme")
+def mcp() -> Report:
+    """Run the MCP server on stdio, for an agent to remember, recall, revoke and ask why."""
+    from memlineage.interfaces.mcp_server import build_server
+
+    conf = settings()
+    build_server(conf.db, tenant=conf.tenant).run("stdio")
+    return Report({"stopped": True}, "")
+
+
+@root.group("keys", epilog="Example: memlineage keys create --tenant acme --json")
+def keys() -> None:
+    """API keys of the HTTP service, each scoped to one tenant."""
+
+
+@keys.command("create", epilog="Example: memlineage keys create --tenant acme --label ci --json")
+@click.option("--label", help="a note to tell keys apart")
+@global_options
+@reporting
+def keys_create(label: str | None) -> Report:
+    """Create a key for the tenant; the key is printed once and only its hash is stored."""
+    with memory() as mem:
+        key_id, key = mem.create_key(label)
+    doc = {"key": key, "key_id": key_id, "tenant": mem.tenant}
+    return Report(doc, f"{key}\n(key id {key_id}; shown once, store it now)")
+
+
+@keys.command("list", epilog="Example: memlineage keys list --tenant acme")
+@global_options
+@reporting
+def keys_list() -> Report:
+    """List the tenant's keys (never the keys themselves)."""
+    with memory() as mem:
+        found = mem.list_keys()
+    lines = [
+        f"{k.key_id}  {'revoked ' + (k.revoked_at or '') if k.revoked_at else 'active'}"
+        f"  {k.label or ''}"
+        for k in found
+    ]
+    return Report([k.to_json() for k in found], "\n".join(lines) or "no keys")
+
+
+@keys.command("revoke", epilog="Example: memlineage keys revoke 3f2a9c1b0d4e --tenant acme")
+@click.argument("key_id", metavar="KEY_ID")
+@global_options
+@reporting
+def keys_revoke(key_id: str) -> Report:
+    """Revoke a key: every request with it is 401 from now on."""
+    with memory() as mem:
+        changed = mem.revoke_key(key_id)
+    text = f"revoked {key_id}" if changed else f"nothing to do: {key_id} was revoked already"
+    return Report({"key_id": key_id, "changed": changed}, text)

@@ -1,0 +1,171 @@
+"""The review page: the shadow queue of a tenant, a candidate beside the published summary.
+
+Server-rendered (Jinja2), no build step, no script. A reviewer signs in with
+the tenant's API key and a name; the session is a signed cookie
+(``HttpOnly``, ``SameSite=Strict``) and every form carries a CSRF token
+derived from it, so a page of another site cannot approve anything. The
+reviewer's name is recorded with each decision.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import time
+from importlib import resources
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from memlineage.api import Memory
+from memlineage.errors import MemlineageError
+from memlineage.interfaces.http.lineage_svg import lineage_svg
+from memlineage.operations.keys import tenant_of
+
+COOKIE = "memlineage_review"
+SESSION_SECONDS = 8 * 3600
+
+
+def _templates() -> Jinja2Templates:
+    folder = resources.files("memlineage.interfaces.http").joinpath("templates")
+    return Jinja2Templates(directory=str(folder))
+
+
+class Sessions:
+    """Signed session cookies and the CSRF tokens derived from them."""
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        configured = os.environ.get("MEMLINEAGE_SESSION_SECRET")
+        self.secret = secret or (configured.encode() if configured else secrets.token_bytes(32))
+
+    def _sign(self, payload: bytes) -> str:
+        return hmac.new(self.secret, payload, hashlib.sha256).hexdigest()
+
+    def issue(self, tenant: str, reviewer: str) -> str:
+        body = json.dumps({"t": tenant, "r": reviewer, "x": int(time.time()) + SESSION_SECONDS})
+        payload = base64.urlsafe_b64encode(body.encode()).decode()
+        return f"{payload}.{self._sign(payload.encode())}"
+
+    def read(self, cookie: str | None) -> dict[str, Any] | None:
+        if not cookie or "." not in cookie:
+            return None
+        payload, signature = cookie.rsplit(".", 1)
+        if not hmac.compare_digest(signature, self._sign(payload.encode())):
+            return None
+        try:
+            session: dict[str, Any] = json.loads(base64.urlsafe_b64decode(payload))
+        except ValueError:
+            return None
+        return session if session.get("x", 0) > time.time() else None
+
+    def csrf(self, cookie: str) -> str:
+        return self._sign(b"csrf:" + cookie.encode())
+
+    def csrf_ok(self, cookie: str | None, token: str) -> bool:
+        return cookie is not None and hmac.compare_digest(self.csrf(cookie), token)
+
+
+def review_router(sessions: Sessions | None = None) -> APIRouter:
+    router = APIRouter(prefix="/review", include_in_schema=False)
+    templates = _templates()
+    sessions = sessions or Sessions()
+
+    def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, context, status_code=status)
+
+    def signed_in(request: Request) -> tuple[Memory, dict[str, Any], str] | None:
+        cookie = request.cookies.get(COOKIE)
+        session = sessions.read(cookie)
+        if session is None or cookie is None:
+            return None
+        return Memory(tenant=session["t"], store=request.app.state.store), session, cookie
+
+    @router.get("/login")
+    def login_page(request: Request) -> HTMLResponse:
+        return render(request, "login.html", error=None)
+
+    @router.post("/login")
+    def login(
+        request: Request, key: Annotated[str, Form()], reviewer: Annotated[str, Form()]
+    ) -> Response:
+        tenant = tenant_of(request.app.state.store, key.strip())
+        name = reviewer.strip()
+        if tenant is None or not name or len(name) > 100:
+            return render(request, "login.html", 401, error="a valid API key and a name are needed")
+        response = RedirectResponse("/review", status_code=303)
+        response.set_cookie(
+            COOKIE,
+            sessions.issue(tenant, name),
+            httponly=True,
+            samesite="strict",
+            max_age=SESSION_SECONDS,
+        )
+        return response
+
+    @router.get("")
+    def queue(request: Request) -> Response:
+        found = signed_in(request)
+        if found is None:
+            return RedirectResponse("/review/login", status_code=303)
+        memory, session, _ = found
+        return render(
+            request,
+            "queue.html",
+            tenant=memory.tenant,
+            reviewer=session["r"],
+            pending=memory.reviews(),
+            decided=memory.reviews(None),
+            mode=memory.release_mode(),
+        )
+
+    @router.get("/{artifact_id:path}/show")
+    def show(request: Request, artifact_id: str) -> Response:
+        found = signed_in(request)
+        if found is None:
+            return RedirectResponse("/review/login", status_code=303)
+        memory, session, cookie = found
+        try:
+            sheet = memory.review(artifact_id)
+        except MemlineageError as exc:
+            return render(request, "error.html", 404, message=str(exc))
+        artifact = memory.artifact(artifact_id)
+        events = {e.id: e for e in memory.events(artifact.subject)}
+        pending = any(r["artifact_id"] == artifact_id for r in memory.reviews())
+        return render(
+            request,
+            "candidate.html",
+            sheet=sheet,
+            artifact_id=artifact_id,
+            reviewer=session["r"],
+            csrf=sessions.csrf(cookie),
+            pending=pending,
+            graph=lineage_svg(artifact, events),
+        )
+
+    @router.post("/{artifact_id:path}/decide")
+    def decide(
+        request: Request,
+        artifact_id: str,
+        action: Annotated[str, Form()],
+        csrf: Annotated[str, Form()],
+        reason: Annotated[str, Form()] = "",
+    ) -> Response:
+        found = signed_in(request)
+        if found is None:
+            return RedirectResponse("/review/login", status_code=303)
+        memory, session, cookie = found
+        if not sessions.csrf_ok(cookie, csrf) or action not in ("approve", "reject"):
+            return render(request, "error.html", 403, message="the form expired; reload the page")
+        try:
+            decision = getattr(memory, action)(artifact_id, session["r"], reason or None)
+        except MemlineageError as exc:
+            return render(request, "error.html", 400, message=str(exc))
+        return render(request, "decided.html", decision=decision.to_json())
+
+    return router

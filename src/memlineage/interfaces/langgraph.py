@@ -1,0 +1,253 @@
+"""A LangGraph ``BaseStore`` over memlineage, so LangMem users switch by changing one line.
+
+How it maps:
+
+- a namespace is a subject: its parts joined by ``/`` (a part may not contain ``/``);
+  the tenant is the one the store was opened for;
+- a key's value is an event whose id is ``lg:<subject>:<key>:<version>``;
+  ``put`` on an existing key appends a replacement (``supersedes``), because
+  events are immutable, and a ``put`` of the same value again is a no-op;
+- ``delete`` revokes the key's current event: it leaves recall and every
+  summary derived from it goes stale;
+- ``search`` with a query is memlineage's recall by query over the namespace's
+  subjects; without one it lists the current values.
+
+What differs from an in-memory store: writes are append-only (the history of
+every key stays, with lineage), and a deleted value is revoked, not erased
+(use ``Memory.erase`` for a data-protection request).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+
+from memlineage.api import Memory
+from memlineage.model import Event
+from memlineage.raw.ingest import utc_now
+
+ID_PREFIX = "lg"
+
+
+def subject_of(namespace: tuple[str, ...]) -> str:
+    if not namespace or any(not part or "/" in part for part in namespace):
+        raise InvalidNamespaceError(
+            f"namespace parts must be non-empty and free of '/': {namespace}"
+        )
+    return "/".join(namespace)
+
+
+def namespace_of(subject: str) -> tuple[str, ...]:
+    return tuple(subject.split("/"))
+
+
+def encode(value: Mapping[str, Any]) -> str:
+    """The event text of a value: its ``content`` alone when that is all it holds, else JSON."""
+    content = value.get("content")
+    if set(value) == {"content"} and isinstance(content, str) and not _is_json_object(content):
+        return content
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def decode(text: str) -> dict[str, Any]:
+    if _is_json_object(text):
+        decoded: dict[str, Any] = json.loads(text)
+        return decoded
+    return {"content": text}
+
+
+def _is_json_object(text: str) -> bool:
+    if not text.startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+def _stamp(at: str | None) -> datetime:
+    return datetime.fromisoformat(at) if at else datetime.now(UTC)
+
+
+class _Key:
+    """The versions of one key in one subject: every event, and the current valid one."""
+
+    def __init__(self) -> None:
+        self.versions: list[Event] = []
+        self.current: Event | None = None
+
+    @property
+    def next_version(self) -> int:
+        return len(self.versions) + 1
+
+
+class MemlineageStore(BaseStore):
+    """``BaseStore`` over one tenant of a memlineage store (SQLite path or PostgreSQL URL)."""
+
+    supports_ttl = False
+
+    def __init__(self, db: str | None = None, *, tenant: str = "default") -> None:
+        self.memory = Memory(db, tenant=tenant)
+
+    def close(self) -> None:
+        self.memory.close()
+
+    # -- the BaseStore seam --
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        return [self._run(op) for op in ops]
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        # The store's transactions are short and synchronous; running them inline keeps the
+        # order of a batch, which LangGraph relies on.
+        return self.batch(ops)
+
+    def _run(self, op: Op) -> Result:
+        if isinstance(op, GetOp):
+            return self._get(op.namespace, op.key)
+        if isinstance(op, PutOp):
+            self._put(op.namespace, op.key, op.value)
+            return None
+        if isinstance(op, SearchOp):
+            return self._search(op)
+        if isinstance(op, ListNamespacesOp):
+            return self._namespaces(op)
+        raise TypeError(f"unknown operation {type(op).__name__}")
+
+    # -- operations --
+
+    def _keys(self, subject: str) -> dict[str, _Key]:
+        keys: dict[str, _Key] = {}
+        valid = {e.id for e in self.memory.events(subject, valid_only=True)}
+        prefix = f"{ID_PREFIX}:{subject}:"
+        for event in self.memory.events(subject):
+            if not event.id.startswith(prefix):
+                continue
+            key = event.id[len(prefix) :].rsplit(":", 1)[0]
+            entry = keys.setdefault(key, _Key())
+            entry.versions.append(event)
+            if event.id in valid:
+                entry.current = event
+        return keys
+
+    def _item(self, subject: str, key: str, entry: _Key) -> Item:
+        assert entry.current is not None
+        return Item(
+            value=decode(entry.current.text),
+            key=key,
+            namespace=namespace_of(subject),
+            created_at=_stamp(entry.versions[0].at),
+            updated_at=_stamp(entry.current.at),
+        )
+
+    def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
+        subject = subject_of(namespace)
+        if not self.memory.has_subject(subject):
+            return None
+        entry = self._keys(subject).get(key)
+        return self._item(subject, key, entry) if entry and entry.current else None
+
+    def _put(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any] | None) -> None:
+        subject = subject_of(namespace)
+        entry = self._keys(subject).get(key) if self.memory.has_subject(subject) else None
+        current = entry.current if entry else None
+        if value is None:
+            if current is not None:
+                self.memory.revoke(current.id, reason="deleted through the LangGraph store")
+            return
+        text = encode(value)
+        if current is not None and current.text == text:
+            return  # the same value again: the stored event already says it
+        version = entry.next_version if entry else 1
+        event: dict[str, Any] = {
+            "id": f"{ID_PREFIX}:{subject}:{key}:{version}",
+            "subject": subject,
+            "text": text,
+            "at": utc_now(),
+        }
+        if current is not None:
+            event["supersedes"] = current.id
+        self.memory.add([event])
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        found: list[SearchItem] = []
+        for subject in self._subjects_under(op.namespace_prefix):
+            keys = self._keys(subject)
+            by_event = {e.current.id: k for k, e in keys.items() if e.current is not None}
+            ranked = self.memory.rank(subject, op.query, list(by_event)) if op.query else None
+            order = ranked if ranked is not None else [(i, None) for i in by_event]
+            for event_id, score in order:
+                item = self._item(subject, by_event[event_id], keys[by_event[event_id]])
+                if _matches(item.value, op.filter):
+                    found.append(
+                        SearchItem(
+                            item.namespace,
+                            item.key,
+                            item.value,
+                            item.created_at,
+                            item.updated_at,
+                            score,
+                        )
+                    )
+        if op.query:
+            found.sort(key=lambda i: -(i.score or 0.0))
+        return found[op.offset : op.offset + op.limit]
+
+    def _subjects_under(self, prefix: tuple[str, ...]) -> list[str]:
+        return [s for s in self.memory.subjects() if namespace_of(s)[: len(prefix)] == prefix]
+
+    def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        spaces = {namespace_of(s) for s in self.memory.subjects()}
+        if op.match_conditions:
+            spaces = {ns for ns in spaces if all(_ns_match(ns, c) for c in op.match_conditions)}
+        if op.max_depth is not None:
+            spaces = {ns[: op.max_depth] for ns in spaces}
+        return sorted(spaces)[op.offset : op.offset + op.limit]
+
+
+def _ns_match(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
+    path = tuple(condition.path)
+    if len(path) > len(namespace):
+        return False
+    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[-len(path) :]
+    return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
+
+
+_COMPARE = {
+    "$eq": lambda a, b: a == b,
+    "$ne": lambda a, b: a != b,
+    "$gt": lambda a, b: a > b,
+    "$gte": lambda a, b: a >= b,
+    "$lt": lambda a, b: a < b,
+    "$lte": lambda a, b: a <= b,
+}
+
+
+def _matches(value: Mapping[str, Any], conditions: Mapping[str, Any] | None) -> bool:
+    for field, wanted in (conditions or {}).items():
+        actual = value.get(field)
+        if isinstance(wanted, Mapping):
+            try:
+                if not all(_COMPARE[op](actual, operand) for op, operand in wanted.items()):
+                    return False
+            except (KeyError, TypeError):
+                return False
+        elif actual != wanted:
+            return False
+    return True

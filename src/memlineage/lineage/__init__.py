@@ -1,0 +1,1 @@
+"""Lineage: where a piece of memory came from (PROV, ``why``, ``audit``) and erasure."""

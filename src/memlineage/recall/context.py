@@ -1,0 +1,229 @@
+"""What goes into an agent's context: rank by relevance, pack into a token budget. Pure.
+
+A recall is turned into *passages*: one per summary statement, cold event,
+tail event or (in raw mode) valid event. A passage is **must-keep** when it
+carries a must-preserve item, is an open item, or is a side of an unresolved
+conflict; must-keep passages come first and are never cut. The others follow
+ranked by relevance to the query (relevance.py; no query: today's order), and are
+taken in that order while the next one fits in the budget. Cold events come
+back only when they match the query: they are what a query retrieves.
+
+Tokens are counted on the rendered lines (render.py), one line per
+passage plus a header line per subject and per section, with tiktoken's
+``cl100k_base`` shipped offline; the rendering is line-based, so the sum of
+the lines' counts is the count of the rendered text.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memlineage.recall.tokens import default_tokenizer
+
+MAX_QUERY_TERMS = 32
+
+# Sections of a rendered recall, in the order they are shown.
+SECTIONS: tuple[str, ...] = ("constraints", "contested", "open", "preferences", "facts")
+SECTION_TITLES: dict[str, str] = {
+    "constraints": "Constraints",
+    "contested": "Contested points",
+    "open": "Open items",
+    "preferences": "Preferences",
+    "facts": "Facts",
+}
+# Where origin labels come from: the published summary, its cold layer, the raw
+# tail after it, or the raw events when there is no fresh summary.
+ORIGINS: tuple[str, ...] = ("summary", "cold", "tail", "raw")
+
+_WORD = re.compile(r"[^\W_]+")
+
+# The Snowball English stop words: the list PostgreSQL's 'english' configuration
+# drops, so that both backends ignore the same words of a query. FTS5 has no stop
+# words, and its bm25() reads the whole posting list of every query term to weigh
+# it: "the" or "what" would cost the most and weigh the least.
+_STOP_WORDS_TEXT = (
+    "i me my myself we our ours ourselves you your yours yourself yourselves he him his "
+    "himself she her hers herself it its itself they them their theirs themselves what "
+    "which who whom this that these those am is are was were be been being have has had "
+    "having do does did doing a an the and but if or because as until while of at by for "
+    "with about against between into through during before after above below to from up "
+    "down in out on off over under again further then once here there when where why how "
+    "all any both each few more most other some such no nor not only own same so than "
+    "too very s t can will just don should now "
+)
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+
+
+@functools.lru_cache(maxsize=65536)
+def count_tokens(text: str) -> int:
+    """Tokens of ``text`` with the budget tokenizer (memoised: a pure function of the text)."""
+    return default_tokenizer().count(text)
+
+
+def query_terms(query: str | None) -> list[str]:
+    """The words of a query, lower-cased, once each, in order, without stop words.
+
+    At most MAX_QUERY_TERMS. Only letters and digits survive, so no query can
+    inject full-text operators.
+    """
+    if not query:
+        return []
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(query.lower()):
+        if word not in STOP_WORDS:
+            seen.setdefault(word, None)
+    return list(seen)[:MAX_QUERY_TERMS]
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One line of context, with the raw events it comes from."""
+
+    subject: str
+    text: str
+    sources: tuple[str, ...]  # raw event ids: what `why` and lineage resolve
+    at: str | None
+    section: str  # one of SECTIONS
+    origin: str  # one of ORIGINS
+    must_keep: bool
+    order: int  # position in the no-query order of its subject
+    score: float = 0.0  # full-text relevance, higher is better; 0: no match
+    conflict: str | None = None  # the unresolved conflict it is a side of
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "text": self.text,
+            "sources": list(self.sources),
+            "at": self.at,
+            "section": self.section,
+            "origin": self.origin,
+            "mustKeep": self.must_keep,
+            "score": self.score,
+            "conflict": self.conflict,
+        }
+
+
+def section_of(
+    kind: str | None, item_kinds: Sequence[str], *, open_item: bool, conflict: str | None
+) -> str:
+    """The section a passage is shown under; contested and open come before kind."""
+    if conflict is not None:
+        return "contested"
+    if open_item:
+        return "open"
+    if kind == "constraint" or (kind is None and "constraint" in item_kinds):
+        return "constraints"
+    if kind == "preference" or (kind is None and "preference" in item_kinds):
+        return "preferences"
+    return "facts"
+
+
+def with_scores(passages: Sequence[Passage], scores: Sequence[float]) -> list[Passage]:
+    """Each passage with its relevance score (relevance.bm25, in the same order)."""
+    out = []
+    for p, score in zip(passages, scores, strict=True):
+        if score:  # the constructor, not dataclasses.replace: this runs per passage per recall
+            p = Passage(p.subject, p.text, p.sources, p.at, p.section, p.origin, p.must_keep,
+                        p.order, score, p.conflict)  # fmt: skip
+        out.append(p)
+    return out
+
+
+def rank(passages: Sequence[Passage], *, has_query: bool) -> list[Passage]:
+    """Must-keep first (in order), then the rest by relevance, then by order.
+
+    Without a query the rest keeps today's order and cold events stay out; with
+    one, a cold event comes back only when it matched.
+    """
+    must = sorted((p for p in passages if p.must_keep), key=_order_key)
+    rest = [p for p in passages if not p.must_keep]
+    if has_query:
+        rest = [p for p in rest if p.origin != "cold" or p.score > 0]
+        rest.sort(key=lambda p: (-p.score, *_order_key(p)))
+    else:
+        rest = sorted((p for p in rest if p.origin != "cold"), key=_order_key)
+    return must + rest
+
+
+def _order_key(passage: Passage) -> tuple[int, str]:
+    # Several subjects interleave by position, then by name: one shared budget
+    # serves each subject's first lines before anyone's later ones.
+    return (passage.order, passage.subject)
+
+
+@dataclass(frozen=True)
+class Packed:
+    """The passages kept (rank order), those dropped for the budget, and the tokens used."""
+
+    kept: tuple[Passage, ...]
+    dropped: tuple[Passage, ...]
+    tokens: int
+    budget: int | None
+    over_budget: bool
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Token costs of a rendering: one line per passage, headers per subject and section."""
+
+    line: Callable[[Passage], int]
+    subject_header: Callable[[str], int]
+    section_header: Callable[[str], int]
+    footer: int  # reserved for the "left out" line when anything is dropped
+
+
+def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packed:
+    """Take must-keep passages whole, then the ranked rest while the next one fits.
+
+    Taking stops at the first passage that does not fit, so what is kept is
+    always a prefix of the ranking ("the best N that fit"), never a patchwork.
+    Over budget means the must-keep part alone exceeds it: it is kept anyway.
+    """
+    subjects: set[str] = set()
+    sections: set[tuple[str, str]] = set()
+    kept: list[Passage] = []
+    used = 0
+
+    def cost(passage: Passage) -> int:
+        extra = layout.line(passage)
+        if passage.subject not in subjects:
+            extra += layout.subject_header(passage.subject)
+        if (passage.subject, passage.section) not in sections:
+            extra += layout.section_header(passage.section)
+        return extra
+
+    def take(passage: Passage, extra: int) -> None:
+        nonlocal used
+        kept.append(passage)
+        subjects.add(passage.subject)
+        sections.add((passage.subject, passage.section))
+        used += extra
+
+    index = 0
+    while index < len(ranked) and ranked[index].must_keep:
+        take(ranked[index], cost(ranked[index]))
+        index += 1
+    if budget is None:
+        for passage in ranked[index:]:
+            take(passage, cost(passage))
+        return Packed(tuple(kept), (), used, None, False)
+    # Room for the footer is kept only if something will be left out.
+    for position in range(index, len(ranked)):
+        extra = cost(ranked[position])
+        last = position == len(ranked) - 1
+        limit = budget if last else budget - layout.footer
+        if used + extra > limit:
+            tokens = used + layout.footer
+            return Packed(tuple(kept), tuple(ranked[position:]), tokens, budget, tokens > budget)
+        take(ranked[position], extra)
+    return Packed(tuple(kept), (), used, budget, used > budget)
+
+
+def dropped_ids(dropped: Sequence[Passage]) -> tuple[str, ...]:
+    """The event ids of what was dropped for the budget, once each, in rank order."""
+    return tuple(dict.fromkeys(s for p in dropped for s in p.sources))

@@ -1,0 +1,414 @@
+"""Recall (I4, I5): the published summary plus the raw tail when it is fresh, raw otherwise.
+
+A summary is used only when the alias's epoch equals the clock's, the artifact
+it points to is published (not stale, rejected, failed or a mere candidate),
+and the subject is not bypassed. Anything else falls back to the valid raw
+events with their unresolved conflicts.
+
+With a query and/or a token budget (docs/recall.md), the same read also turns
+what it found into passages: the summary's statements, the cold events that
+match the query (found through the full-text index, then checked against the
+raw layer's rules in this snapshot, so an invalid event never comes back) and
+the tail, or in raw mode the valid events; context.py ranks and packs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from memlineage.consolidation.gate import CONFLICT_KIND
+from memlineage.consolidation.render import render_summary
+from memlineage.consolidation.select import TrustPolicy, source_state
+from memlineage.meaning import extract
+from memlineage.model import ArtifactStatus, Claim, Conflict, Event, Operation, Output
+from memlineage.recall.context import (
+    Layout,
+    Packed,
+    Passage,
+    dropped_ids,
+    pack,
+    query_terms,
+    rank,
+    section_of,
+    with_scores,
+)
+from memlineage.recall.prompt import layout
+from memlineage.recall.relevance import bm25
+from memlineage.recall.results import LeftOut, Recall, RecallSet
+from memlineage.store.protocol import Head, Reader, StoredKinds
+
+
+def why_not_summary(head: Head | None) -> str | None:
+    """None when the alias may serve recall (I4); otherwise the reason it may not."""
+    if head is None:
+        return "no events for this subject"
+    alias, artifact = head.alias, head.artifact
+    if not alias.artifact_id or artifact is None:
+        return "no summary published yet"
+    if alias.bypassed:
+        return "summary bypassed"
+    if alias.source_epoch != head.clock.epoch:
+        return f"summary epoch {alias.source_epoch} != source epoch {head.clock.epoch}"
+    if artifact.status is not ArtifactStatus.PUBLISHED or artifact.output is None:
+        return f"artifact {artifact.id} is {artifact.status}"
+    return None
+
+
+def recall(
+    reader: Reader,
+    subject: str,
+    policy: TrustPolicy,
+    query: str | None = None,
+    budget: int | None = None,
+) -> Recall:
+    """Read one subject's memory inside one snapshot; rank and pack it when asked."""
+    found, candidates = gather(reader, subject, policy, query, with_items=ranks(query, budget))
+    return finish([(found, candidates)], query, budget).recalls[0]
+
+
+def ranks(query: str | None, budget: int | None) -> bool:
+    """Whether a recall ranks and packs (a query or a budget), so must-keep matters."""
+    return bool(query_terms(query)) or budget is not None
+
+
+def gather(
+    reader: Reader,
+    subject: str,
+    policy: TrustPolicy,
+    query: str | None = None,
+    *,
+    with_items: bool = False,
+) -> tuple[Recall, list[Passage]]:
+    """One subject's recall and its candidate passages, all read in one snapshot.
+
+    ``with_items`` reads the item kinds of raw events to find must-keep ones (an
+    event without a kind may still state a constraint): as the detection job
+    stored them, extracted only for events it has not checked yet. Only a recall
+    that ranks needs them. A plain recall keeps everything in today's order, by
+    event kind.
+    """
+    head = reader.head(subject)
+    reason = why_not_summary(head)
+    if head is None:
+        return Recall(subject, "raw", reason or "", query=query), []
+    ops = reader.operations(subject)
+    terms = query_terms(query)
+    if reason is None:
+        assert head.artifact is not None and head.artifact.output is not None
+        output = head.artifact.output
+        covered = head.alias.covers_through
+        tail = reader.events(subject, after=covered)
+        state = source_state(tail, ops, policy)
+        by_id = state.conflicts
+        found = Recall(
+            subject,
+            "summary",
+            "summary is fresh",
+            artifact_id=head.artifact.id,
+            covers_through=covered,
+            claims=output.claims,
+            open_items=output.open_items,
+            conflicts=tuple(by_id[c] for c in output.unresolved_conflicts if c in by_id),
+            summary=render_summary(output.statements),
+            tail=tuple(e for e in tail if state.is_valid(e)),
+            statements=output.statements,
+            cold=output.cold,
+            query=query,
+        )
+        passages = _summary_passages(reader, found, output, ops, policy, with_items=with_items)
+    else:
+        events = reader.events(subject)
+        state = source_state(events, ops, policy)
+        valid = tuple(e for e in events if state.is_valid(e))
+        ids = {e.id for e in valid}
+        conflicts = tuple(c for c in state.unresolved if c.a in ids and c.b in ids)
+        found = Recall(subject, "raw", reason, conflicts=conflicts, events=valid, query=query)
+        kinds = _item_kinds(reader, subject, valid) if with_items else None
+        passages = _event_passages(subject, "raw", valid, conflicts, kinds)
+    if terms and found.cold:
+        # Passages are built from valid events only; the cold events the index
+        # matches are read back and checked against the raw layer's rules in this
+        # same snapshot, so a revoked, superseded, lost, quarantined or erased
+        # event never comes back. finish() scores every candidate.
+        matched = set(reader.matching(subject, terms))
+        passages += _cold_passages(reader, found, matched, ops, policy, len(passages))
+    return found, passages
+
+
+def finish(
+    gathered: Sequence[tuple[Recall, list[Passage]]], query: str | None, budget: int | None
+) -> RecallSet:
+    """Rank every subject's passages together and pack them into one shared budget.
+
+    Relevance is BM25 over the candidates of all the subjects recalled together,
+    the cold events the query did not match counted as documents without its
+    terms (relevance.py).
+    """
+    candidates = [p for _, passages in gathered for p in passages]
+    terms = query_terms(query)
+    if terms:
+        unmatched = sum(
+            len(found.cold) - sum(p.origin == "cold" for p in passages)
+            for found, passages in gathered
+        )
+        candidates = with_scores(candidates, bm25(terms, [p.text for p in candidates], unmatched))
+    ranked = rank(candidates, has_query=bool(terms))
+    packed = pack(ranked, budget, layout() if budget is not None else _FREE)
+    recalls = tuple(_narrowed(found, packed, query, budget) for found, _ in gathered)
+    total_cold = sum(r.left_out.cold_unmatched for r in recalls)
+    return RecallSet(
+        recalls,
+        query=query,
+        budget=budget,
+        context=packed.kept,
+        left_out=LeftOut(dropped_ids(packed.dropped), len(packed.dropped), total_cold),
+        tokens=packed.tokens if budget is not None else None,
+        over_budget=packed.over_budget,
+    )
+
+
+def _narrowed(found: Recall, packed: Packed, query: str | None, budget: int | None) -> Recall:
+    """``found`` with its share of the context; tail and events narrowed to what was kept."""
+    mine = tuple(p for p in packed.kept if p.subject == found.subject)
+    dropped = [p for p in packed.dropped if p.subject == found.subject]
+    cold = set(found.cold)
+    returned_cold = {s for p in mine if p.origin == "cold" for s in p.sources}
+    left_out = LeftOut(dropped_ids(dropped), len(dropped), len(cold - returned_cold))
+    tokens = None
+    if budget is not None and len({p.subject for p in packed.kept}) <= 1:
+        tokens = packed.tokens
+    result = replace(
+        found,
+        query=query,
+        budget=budget,
+        context=mine,
+        left_out=left_out,
+        tokens=tokens,
+        over_budget=packed.over_budget,
+    )
+    if ranks(query, budget):
+        kept = {s for p in mine for s in p.sources}
+        order = {s: n for n, s in enumerate(s for p in mine for s in p.sources)}
+        result = replace(
+            result,
+            tail=tuple(e for e in found.tail if e.id in kept),
+            events=tuple(
+                sorted((e for e in found.events if e.id in kept), key=lambda e: order[e.id])
+            ),
+        )
+    return result
+
+
+_FREE = Layout(lambda p: 0, lambda s: 0, lambda s: 0, 0)  # no budget: nothing to count
+
+# The items that make a passage must-keep: what an agent must never break or
+# contradict (active constraints, negations, permission scopes; contested claims
+# are sides of conflicts). Numbers, dates, money and ids are must-preserve for a
+# summary (never altered) but are ranked by relevance in a recall (docs/recall.md).
+MUST_KEEP_ITEM_KINDS = frozenset({"constraint", "negation", "scope", CONFLICT_KIND})
+
+
+def _claim_kinds(claims: Sequence[Claim]) -> dict[str, list[str]]:
+    """Event id -> the kinds of the claims (must-preserve items) derived from it."""
+    kinds: dict[str, list[str]] = {}
+    for claim in claims:
+        for source in claim.derived_from:
+            kinds.setdefault(source, []).append(claim.kind)
+    return kinds
+
+
+def _sides(conflicts: Sequence[Conflict]) -> dict[str, str]:
+    """Event id -> the unresolved conflict it is a side of."""
+    return {side: c.id for c in conflicts if not c.resolved for side in (c.a, c.b)}
+
+
+def _summary_passages(
+    reader: Reader,
+    found: Recall,
+    output: Output,
+    ops: Sequence[Operation],
+    policy: TrustPolicy,
+    *,
+    with_items: bool,
+) -> list[Passage]:
+    """The statements of a fresh summary, the tail after it, and any conflict side missing.
+
+    An artifact stored before summaries had statements has none: its covered,
+    non-cold events stand in for them, as the built-in generator's statements
+    are those events' sentences verbatim.
+    """
+    subject = found.subject
+    claims = _claim_kinds(output.claims)
+    open_ids = set(output.open_items)
+    sides = _sides(found.conflicts)
+    passages: list[Passage] = []
+    if output.statements:
+        by_key = {c.key: c.kind for c in output.claims}
+        for n, statement in enumerate(output.statements):
+            sources = statement.derived_from
+            item_kinds = [by_key[k] for k in statement.claims if k in by_key]
+            item_kinds += [k for s in sources for k in claims.get(s, ())]
+            conflict = statement.contested or next((sides[s] for s in sources if s in sides), None)
+            is_open = any(s in open_ids for s in sources)
+            passages.append(
+                Passage(
+                    subject,
+                    statement.text,
+                    sources,
+                    statement.at,
+                    section_of(statement.kind, item_kinds, open_item=is_open, conflict=conflict),
+                    "summary",
+                    _must_keep(statement.kind, item_kinds, is_open, conflict),
+                    n,
+                    conflict=conflict,
+                )
+            )
+    else:
+        cold = set(output.cold)
+        covered = reader.events(subject, through=found.covers_through)
+        state = source_state(covered, ops, policy)
+        hot = [e for e in covered if state.is_valid(e) and e.id not in cold]
+        for n, event in enumerate(hot):
+            passages.append(_event_passage(subject, "summary", event, n, claims, open_ids, sides))
+    kinds = (
+        _item_kinds(reader, subject, found.tail, after=found.covers_through) if with_items else None
+    )
+    passages += _event_passages(subject, "tail", found.tail, found.conflicts, kinds, len(passages))
+    return passages + _missing_sides(reader, found, passages, claims, open_ids, sides)
+
+
+def _missing_sides(
+    reader: Reader,
+    found: Recall,
+    passages: Sequence[Passage],
+    claims: dict[str, list[str]],
+    open_ids: set[str],
+    sides: dict[str, str],
+) -> list[Passage]:
+    """Both sides of every unresolved conflict are shown, even one the summary left cold."""
+    shown = {s for p in passages for s in p.sources}
+    missing = sorted(s for s in sides if s not in shown)
+    if not missing:
+        return []
+    start = len(passages)
+    return [
+        _event_passage(found.subject, "summary", e, start + n, claims, open_ids, sides)
+        for n, e in enumerate(reader.events_by_id(found.subject, missing))
+    ]
+
+
+def _item_kinds(
+    reader: Reader, subject: str, events: Sequence[Event], *, after: int = 0
+) -> dict[str, tuple[str, ...]]:
+    """Event id -> the item kinds of ``events`` (all after ``after``), in the reader's snapshot."""
+    if not events:
+        return {}
+    return _kinds_by_id(events, reader.stored_kinds(subject, after=after))
+
+
+def _kinds_by_id(events: Sequence[Event], stored: StoredKinds) -> dict[str, tuple[str, ...]]:
+    """Event id -> its item kinds: stored up to the watermark, extracted after it.
+
+    Extraction costs about 170 µs an event; only events the detection job has not
+    checked yet (just appended) pay it. Events without an item are left out.
+    """
+    found: dict[str, tuple[str, ...]] = {}
+    for event in events:
+        if event.seq <= stored.through:
+            kinds = stored.kinds.get(event.seq, ())
+        else:
+            kinds = extract.event_kinds(event)
+        if kinds:
+            found[event.id] = kinds
+    return found
+
+
+def _event_passages(
+    subject: str,
+    origin: str,
+    events: Sequence[Event],
+    conflicts: Sequence[Conflict],
+    kinds: Mapping[str, Sequence[str]] | None,
+    start: int = 0,
+) -> list[Passage]:
+    """Raw events as passages, newest first (the order a budget keeps without a query).
+
+    ``kinds``: event id -> its item kinds and open-item mark (extract.event_kinds),
+    or None for a recall that does not rank (open items are then found in the text).
+    """
+    if kinds is None:
+        open_ids = set(extract.expected_open_items(events))
+        kinds = {}
+    else:
+        open_ids = {e.id for e in events if extract.OPEN_ITEM in kinds.get(e.id, ())}
+    sides = _sides(conflicts)
+    newest_first = sorted(events, key=lambda e: -e.seq)
+    return [
+        _event_passage(subject, origin, e, start + n, kinds, open_ids, sides)
+        for n, e in enumerate(newest_first)
+    ]
+
+
+def _event_passage(
+    subject: str,
+    origin: str,
+    event: Event,
+    order: int,
+    items: Mapping[str, Sequence[str]],
+    open_ids: set[str],
+    sides: dict[str, str],
+) -> Passage:
+    item_kinds = items.get(event.id, ())
+    conflict = sides.get(event.id)
+    is_open = event.id in open_ids
+    return Passage(
+        subject,
+        event.text,
+        (event.id,),
+        event.at,
+        section_of(event.kind, item_kinds, open_item=is_open, conflict=conflict),
+        origin,
+        _must_keep(event.kind, item_kinds, is_open, conflict),
+        order,
+        conflict=conflict,
+    )
+
+
+def _must_keep(
+    kind: str | None, item_kinds: Sequence[str], is_open: bool, conflict: str | None
+) -> bool:
+    """An active constraint, a negation, a permission scope, an open item or a conflict side."""
+    if is_open or conflict is not None or kind == "constraint":
+        return True
+    return any(k in MUST_KEEP_ITEM_KINDS for k in item_kinds)
+
+
+def _cold_passages(
+    reader: Reader,
+    found: Recall,
+    matched: set[str],
+    ops: Sequence[Operation],
+    policy: TrustPolicy,
+    start: int,
+) -> list[Passage]:
+    """The valid cold events that matched the query: what cold retrieval returns."""
+    hits = [c for c in found.cold if c in matched]
+    if not hits:
+        return []
+    events = reader.events_by_id(found.subject, hits)
+    state = source_state(events, ops, policy)
+    valid = sorted((e for e in events if state.is_valid(e)), key=lambda e: e.seq)
+    return [
+        Passage(
+            found.subject,
+            e.text,
+            (e.id,),
+            e.at,
+            section_of(e.kind, [], open_item=False, conflict=None),
+            "cold",
+            False,
+            start + n,
+        )
+        for n, e in enumerate(valid)
+    ]

@@ -37,7 +37,7 @@ from memlineage import Memory
 from memlineage.consolidation import consolidate as consolidation
 from memlineage.meaning.extract import _cached_event_items
 from memlineage.operations import locomo
-from memlineage.recall.tokens import default_tokenizer
+from memlineage.tokens import default_tokenizer
 from synthetic import stream
 
 DEFAULT_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

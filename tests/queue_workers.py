@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from memlineage import MemlineageError, Memory
-from memlineage.consolidation.select import source_state
+from memlineage.raw.validity import source_state
 
 
 def subject_name(index: int) -> str:

@@ -18,7 +18,7 @@ import pytest
 
 import queue_workers
 from memlineage import ArtifactStatus, Memory
-from memlineage.consolidation.select import source_state
+from memlineage.raw.validity import source_state
 
 pytestmark = pytest.mark.slow
 SPAWN = multiprocessing.get_context("spawn")

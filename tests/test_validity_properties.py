@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from memlineage import Memory
-from memlineage.consolidation.select import source_state
 from memlineage.model import ArtifactStatus
+from memlineage.raw.validity import source_state
 
 TEXTS = [
     "I love jazz.",

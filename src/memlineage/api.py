@@ -17,7 +17,6 @@ from typing import Any, overload
 from memlineage.consolidation import consolidate as consolidation
 from memlineage.consolidation.generators.base import Generator
 from memlineage.consolidation.generators.config import make_generator, resolve
-from memlineage.consolidation.select import source_state
 from memlineage.consolidation.verify import Certification, verify
 from memlineage.errors import BadInput, NotFound, StoreError
 from memlineage.lineage import audit, prov
@@ -29,6 +28,7 @@ from memlineage.operations import queue as job_queue
 from memlineage.operations.worker import JobReport
 from memlineage.progress import Progress, begin
 from memlineage.raw.ingest import MAX_ID_LENGTH, parse_events, utc_now
+from memlineage.raw.validity import source_state
 from memlineage.recall.context import query_terms
 from memlineage.recall.read import finish, gather, ranks
 from memlineage.recall.relevance import bm25

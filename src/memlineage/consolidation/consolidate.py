@@ -14,6 +14,7 @@ from typing import Any
 
 from memlineage.canonical import input_root
 from memlineage.consolidation import generation
+from memlineage.consolidation.alias import why_not_summary
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.render import render_summary
@@ -28,9 +29,8 @@ from memlineage.model import (
     SwitchResult,
 )
 from memlineage.progress import Progress, begin
-from memlineage.recall.read import why_not_summary
-from memlineage.recall.tokens import default_tokenizer
 from memlineage.store.protocol import Head, Store
+from memlineage.tokens import default_tokenizer
 
 
 @dataclass(frozen=True)

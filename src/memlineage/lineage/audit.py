@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from memlineage.canonical import input_root
-from memlineage.consolidation.select import source_state
+from memlineage.consolidation.alias import why_not_summary
 from memlineage.model import Artifact, Event
-from memlineage.recall.read import why_not_summary
+from memlineage.raw.validity import source_state
 from memlineage.store.history import SubjectHistory
 from memlineage.store.protocol import Head
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from memlineage.consolidation.select import source_state
 from memlineage.errors import NotFound
 from memlineage.model import Artifact, ArtifactStatus, Event, Operation, OpKind
+from memlineage.raw.validity import source_state
 from memlineage.store.history import SubjectHistory
 
 NAMESPACE = "https://memlineage.dev/ns/prov#"

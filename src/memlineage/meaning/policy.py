@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlineage.consolidation.select import DEFAULT_POLICY, TrustPolicy, policy_from_op
 from memlineage.errors import BadInput
 from memlineage.model import EVENT_KINDS, TRUST_LEVELS, Operation, OpKind
+from memlineage.raw.validity import DEFAULT_POLICY, TrustPolicy, policy_from_op
 
 TEMPORAL = "temporal"
 TRUST = "trust"

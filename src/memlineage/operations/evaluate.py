@@ -25,19 +25,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlineage.consolidation.alias import why_not_summary
 from memlineage.consolidation.consolidate import DEFAULT_BUDGET, build
 from memlineage.consolidation.generators.base import Generator
 from memlineage.consolidation.render import render_summary
-from memlineage.consolidation.select import source_state
 from memlineage.errors import BadInput, NotFound
 from memlineage.meaning import extract
 from memlineage.meaning.values import Canonical, canonical
 from memlineage.model import ArtifactStatus, Conflict, Event, FactValue, Output
 from memlineage.progress import Progress, begin
 from memlineage.raw.ingest import utc_now
-from memlineage.recall.read import why_not_summary
-from memlineage.recall.tokens import Tokenizer, default_tokenizer
+from memlineage.raw.validity import source_state
 from memlineage.store.protocol import Store
+from memlineage.tokens import Tokenizer, default_tokenizer
 
 METRICS: tuple[str, ...] = (
     "key_fact_recall",

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memlineage.recall.tokens import default_tokenizer
+from memlineage.tokens import default_tokenizer
 
 MAX_QUERY_TERMS = 32
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from memlineage.consolidation.alias import why_not_summary
 from memlineage.consolidation.gate import CONFLICT_KIND
 from memlineage.consolidation.render import render_summary
-from memlineage.consolidation.select import TrustPolicy, source_state
 from memlineage.meaning import extract
-from memlineage.model import ArtifactStatus, Claim, Conflict, Event, Operation, Output
+from memlineage.model import Claim, Conflict, Event, Operation, Output
+from memlineage.raw.validity import TrustPolicy, source_state
 from memlineage.recall.context import (
     Layout,
     Packed,
@@ -36,23 +37,7 @@ from memlineage.recall.context import (
 from memlineage.recall.prompt import layout
 from memlineage.recall.relevance import bm25
 from memlineage.recall.results import LeftOut, Recall, RecallSet
-from memlineage.store.protocol import Head, Reader, StoredKinds
-
-
-def why_not_summary(head: Head | None) -> str | None:
-    """None when the alias may serve recall (I4); otherwise the reason it may not."""
-    if head is None:
-        return "no events for this subject"
-    alias, artifact = head.alias, head.artifact
-    if not alias.artifact_id or artifact is None:
-        return "no summary published yet"
-    if alias.bypassed:
-        return "summary bypassed"
-    if alias.source_epoch != head.clock.epoch:
-        return f"summary epoch {alias.source_epoch} != source epoch {head.clock.epoch}"
-    if artifact.status is not ArtifactStatus.PUBLISHED or artifact.output is None:
-        return f"artifact {artifact.id} is {artifact.status}"
-    return None
+from memlineage.store.protocol import Reader, StoredKinds
 
 
 def recall(

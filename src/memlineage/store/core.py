@@ -13,10 +13,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from memlineage.consolidation.select import DEFAULT_POLICY, SourceState, TrustPolicy, source_state
 from memlineage.errors import NotFound
 from memlineage.model import Clock, Event, OpKind
 from memlineage.raw.ingest import utc_now
+from memlineage.raw.validity import DEFAULT_POLICY, SourceState, TrustPolicy, source_state
 from memlineage.store.protocol import OpResult
 from memlineage.store.reader import SqlReader
 from memlineage.store.rows import dumps

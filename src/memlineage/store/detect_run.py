@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from memlineage.consolidation.select import SourceState, TrustPolicy, source_state
 from memlineage.meaning.contradictions import KeyedItem, stored_rows
 from memlineage.model import Event, Operation
+from memlineage.raw.validity import SourceState, TrustPolicy, source_state
 from memlineage.store.reader import SqlReader
 from memlineage.store.rows import OP_COLUMNS, op_from_row
 from memlineage.store.sql import IN_CHUNK, Tx, chunks, marks

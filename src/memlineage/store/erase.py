@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from memlineage.errors import BadInput
-from memlineage.lineage import erasure
 from memlineage.model import OpKind
 from memlineage.raw.ingest import utc_now
+from memlineage.store import scrub as erasure
 from memlineage.store.core import StoreCore
 from memlineage.store.reader import SqlReader
 from memlineage.store.rows import dumps

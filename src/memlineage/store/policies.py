@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlineage.consolidation.select import source_state
 from memlineage.errors import BadInput
 from memlineage.meaning.policy import (
     DEFAULT_TEMPORAL,
@@ -30,6 +29,7 @@ from memlineage.meaning.policy import (
 from memlineage.model import Operation, OpKind
 from memlineage.progress import Advance
 from memlineage.raw.ingest import utc_now
+from memlineage.raw.validity import source_state
 from memlineage.store.core import StoreCore
 from memlineage.store.protocol import OpResult
 from memlineage.store.reader import SqlReader

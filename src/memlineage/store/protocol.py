@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from memlineage.consolidation.select import TrustPolicy
 from memlineage.model import Alias, Artifact, Clock, Event, NewEvent, Operation, SwitchResult
 from memlineage.progress import Progress
+from memlineage.raw.validity import TrustPolicy
 from memlineage.store.search import Match
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from memlineage.canonical import input_root
-from memlineage.consolidation.select import source_state
 from memlineage.errors import NotFound
 from memlineage.model import Artifact, ArtifactStatus, SwitchFailure, SwitchResult
 from memlineage.raw.ingest import utc_now
+from memlineage.raw.validity import source_state
 from memlineage.store.core import StoreCore
 from memlineage.store.reader import SqlReader
 from memlineage.store.rows import ARTIFACT_COLUMNS, dumps

@@ -37,7 +37,7 @@ from memlineage.consolidation.render import at_instant, render_lines, render_sum
 from memlineage.meaning.extract import event_items, split_sentences
 from memlineage.meaning.values import Canonical, canonical
 from memlineage.model import Claim, Conflict, Event, Item, Output, Statement
-from memlineage.recall.tokens import Tokenizer, default_tokenizer
+from memlineage.tokens import Tokenizer, default_tokenizer
 
 #: event kinds whose sentences are kept whatever the budget
 HOT_KINDS = frozenset({"constraint", "preference", "decision", "task", "fact"})

@@ -1,0 +1,122 @@
+"""Which events are valid (I3): the raw layer's rules, folded over its operations. Pure.
+
+The rules decide validity, in this order of reasons: revoked, superseded (by a
+replacement), lost a resolved conflict, or quarantined by the trust policy. The
+consolidator never adjudicates: unresolved conflicts are reported, both sides
+stay valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from memlineage.model import Conflict, Event, Operation, OpKind
+
+
+@dataclass(frozen=True)
+class TrustPolicy:
+    """Which events the trust policy quarantines.
+
+    The default quarantines any event that carries a taint label and admits
+    every trust level: a taint is someone saying "do not build on this".
+    """
+
+    blocked_taints: frozenset[str] | None = None  # None: every label blocks
+    admitted_trust: frozenset[str] = frozenset({"user", "agent", "tool", "external"})
+
+    def admits(self, trust: str, taint: Iterable[str]) -> bool:
+        if not taint and self.blocked_taints is None:  # most events: no label, default policy
+            return trust in self.admitted_trust
+        labels = set(taint)
+        if self.blocked_taints is None:
+            blocked = bool(labels)
+        else:
+            blocked = bool(labels & self.blocked_taints)
+        return not blocked and trust in self.admitted_trust
+
+
+DEFAULT_POLICY = TrustPolicy()
+
+
+def policy_from_op(op: Operation) -> TrustPolicy:
+    """The trust policy a ``policy`` operation carries (see policy.trust_operation)."""
+    admitted = frozenset(op.trust.split(",")) if op.trust else frozenset()
+    blocked = None if op.taint is None else frozenset(op.taint)
+    return TrustPolicy(blocked_taints=blocked, admitted_trust=admitted)
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """The raw layer's verdict on one subject's events."""
+
+    invalid: dict[str, str] = field(default_factory=dict)  # event id -> reason
+    conflicts: dict[str, Conflict] = field(default_factory=dict)
+    trust: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+
+    def is_valid(self, event: Event) -> bool:
+        return event.id not in self.invalid
+
+    @property
+    def unresolved(self) -> list[Conflict]:
+        return [c for c in self.conflicts.values() if not c.resolved]
+
+
+def source_state(
+    events: Iterable[Event], ops: Sequence[Operation], policy: TrustPolicy = DEFAULT_POLICY
+) -> SourceState:
+    """Fold the operations over the events into valid/invalid and the conflict set.
+
+    An event may be invalid for several reasons at once (lost a conflict, then
+    revoked); dismissing the conflict lifts only its own reason, so the first
+    reason still standing is the one reported.
+    """
+    reasons: dict[str, list[str]] = {}
+    conflicts: dict[str, Conflict] = {}
+    overrides: dict[str, tuple[str | None, tuple[str, ...] | None]] = {}
+
+    def lift(event_id: str, reason: str) -> None:
+        if reason in reasons.get(event_id, ()):
+            reasons[event_id].remove(reason)
+
+    for op in sorted(ops, key=lambda o: o.op_seq):
+        if op.kind is OpKind.POLICY:
+            policy = policy_from_op(op)  # the tenant's policy as this subject adopted it
+        elif op.kind is OpKind.ERASE:
+            reasons.setdefault(op.target, []).insert(0, "erased")  # nothing restores it
+        elif op.kind is OpKind.DISMISS and op.conflict_id in conflicts:
+            dismissed = conflicts.pop(op.conflict_id)
+            lift(dismissed.a, f"lost conflict {dismissed.id}")
+            lift(dismissed.b, f"lost conflict {dismissed.id}")
+        elif op.kind is OpKind.REVOKE:
+            reasons.setdefault(op.target, []).append("revoked")
+        elif op.kind is OpKind.REPLACE:
+            reasons.setdefault(op.target, []).append(f"superseded by {op.other}")
+        elif op.kind is OpKind.CONFLICT and op.conflict_id and op.other:
+            conflicts[op.conflict_id] = Conflict(op.conflict_id, op.target, op.other, op.key)
+        elif op.kind is OpKind.RESOLVE and op.conflict_id in conflicts and op.other:
+            # A later resolution of the same conflict (a user overturning the temporal
+            # policy's) gives the previous loser back its validity.
+            declared = conflicts[op.conflict_id]
+            lost = f"lost conflict {declared.id}"
+            lift(declared.a, lost)
+            lift(declared.b, lost)
+            conflicts[op.conflict_id] = Conflict(
+                declared.id, declared.a, declared.b, declared.key, winner=op.other
+            )
+            loser = declared.b if op.other == declared.a else declared.a
+            reasons.setdefault(loser, []).append(lost)
+        elif op.kind is OpKind.TRUST:
+            # A later trust change overrides only what it names.
+            level, taint = overrides.get(op.target, (None, None))
+            overrides[op.target] = (op.trust or level, op.taint if op.taint is not None else taint)
+    invalid = {event_id: why[0] for event_id, why in reasons.items() if why}
+    trust: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for event in events:
+        new_level, new_taint = overrides.get(event.id, (None, None))
+        level = new_level or event.trust
+        taint = new_taint if new_taint is not None else event.taint
+        trust[event.id] = (level, taint)
+        if event.id not in invalid and not policy.admits(level, taint):
+            invalid[event.id] = "quarantined by trust policy"
+    return SourceState(invalid=invalid, conflicts=conflicts, trust=trust)

@@ -35,7 +35,7 @@ from typing import Any
 from common import report, schema_url
 from memlineage import Memory
 from memlineage.consolidation import consolidate as consolidation
-from memlineage.meaning.extract import _cached_event_items
+from memlineage.meaning.extract import cached_event_items
 from memlineage.operations import locomo
 from memlineage.tokens import default_tokenizer
 from synthetic import stream
@@ -93,7 +93,7 @@ CPU: list[float] = []
 
 def cold_cache() -> None:
     """Forget every event's items: what a process that never saw the subject pays."""
-    _cached_event_items.cache_clear()
+    cached_event_items.cache_clear()
 
 
 # ---------------------------------------------------------------------------

@@ -139,7 +139,7 @@ def main() -> int:
                 print("FTS5 segments merged ('optimize')", flush=True)
             # The build ran detection over every event, which filled this process's
             # item cache; a recall server has not seen every event, so measure without it.
-            extract._cached_event_items.cache_clear()
+            extract.cached_event_items.cache_clear()
             measure(memory, args, words)
     return 0
 

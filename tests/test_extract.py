@@ -5,7 +5,9 @@ Run ``.venv/bin/python tests/test_extract.py`` to print precision and recall per
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 import re
 import sys
 from collections import Counter
@@ -516,13 +518,20 @@ class CountingPattern:
         return self.pattern.split(string, maxsplit)
 
 
+EXTRACT_MODULES = [
+    importlib.import_module(f"{extract.__name__}.{info.name}")
+    for info in pkgutil.iter_modules(extract.__path__)
+]
+
+
 def work(text: str, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """Characters scanned by the extractor's patterns, and calls made, for one event."""
     counter: Counter[str] = Counter()
     with monkeypatch.context() as patch:
-        for name, value in vars(extract).items():
-            if isinstance(value, re.Pattern):
-                patch.setattr(extract, name, CountingPattern(value, counter))
+        for module in EXTRACT_MODULES:  # each module reads the patterns it imported
+            for name, value in list(vars(module).items()):
+                if isinstance(value, re.Pattern):
+                    patch.setattr(module, name, CountingPattern(value, counter))
 
         def profile(frame: Any, event: str, arg: Any) -> None:
             if event in ("call", "c_call"):

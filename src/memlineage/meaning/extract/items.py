@@ -1,0 +1,296 @@
+"""Assembling items: an event's facts, then what each sentence of its text says.
+
+Keys, ids and polarities of the items; the per-process cache of an event's items.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import hashlib
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+
+from dateutil.parser import isoparse
+
+from memlineage.meaning.extract.clauses import clause_items, clause_value, content_words, slug
+from memlineage.meaning.extract.patterns import (
+    AFTER_DENIAL,
+    BRIDGE_WORDS,
+    DENY_AFTER,
+    GAP_LIMIT,
+    GAP_PUNCT,
+    OPEN_MARKERS,
+    VALUE_VERBS,
+    WORD,
+)
+from memlineage.meaning.extract.recognisers import recognised
+from memlineage.meaning.extract.sentences import Found, Sentence, Span, split_sentences, verbatim
+from memlineage.meaning.values import canonical
+from memlineage.model import Conflict, Event, FactValue, Item
+
+#: the item kinds the extractor emits (explicit facts keep their own kind)
+KINDS: tuple[str, ...] = (
+    "constraint",
+    "negation",
+    "preference",
+    "decision",
+    "number",
+    "money",
+    "date",
+    "id",
+    "scope",
+    "conflict",
+)
+GLOBAL_SCOPE = "global"
+
+
+def extract_items(events: Sequence[Event], conflicts: Sequence[Conflict] = ()) -> list[Item]:
+    """The must-preserve items of the events plus one item per unresolved conflict.
+
+    Items of one event depend on that event alone, so inserting, removing or
+    reordering other events never changes them.
+    """
+    items: list[Item] = []
+    for event in events:
+        items.extend(event_items(event))
+    for conflict in conflicts:
+        if not conflict.resolved:
+            items.append(conflict_item(conflict))
+    return items
+
+
+#: The version of the extraction rules, stored beside each subject's item kinds
+#: (store/detect.py, docs/recall.md). Bump it with any change in this package or in
+#: meaning/values.py that may change the kinds of an event's items: stored kinds of
+#: another version are ignored by recall and rebuilt by the detection job.
+RULES_VERSION = 2  # 2: event_kinds also marks open items (OPEN_ITEM)
+
+#: The mark event_kinds adds for an open item (an event expected_open_items keeps
+#: open); it is not an item kind. Recall reads it with the stored kinds instead of
+#: running the open-item patterns over every event again.
+OPEN_ITEM = "open-item"
+
+#: events whose items are remembered per process (about 1 KB each); above the
+#: 100,000 events of a large subject plus the statement texts the gate reads
+ITEM_CACHE_SIZE = 1 << 18
+
+
+def event_items(event: Event) -> list[Item]:
+    """The items of one event: its explicit facts, then what its text says.
+
+    Items depend on the event alone (every field of it is the cache key, its
+    ``recorded_at`` included), so they are computed once per process and event:
+    a consolidation re-reads the same events every run. A pure cache of a pure
+    function: nothing about the store is remembered.
+    """
+    return list(cached_event_items(event))
+
+
+def event_kinds(event: Event) -> tuple[str, ...]:
+    """The distinct kinds of an event's items, and OPEN_ITEM for an open item, sorted:
+    what recall needs to know of an event beyond its text."""
+    kinds = {item.kind for item in cached_event_items(event)}
+    if is_open_item(event):
+        kinds.add(OPEN_ITEM)
+    return tuple(sorted(kinds))
+
+
+@functools.lru_cache(maxsize=ITEM_CACHE_SIZE)
+def cached_event_items(event: Event) -> tuple[Item, ...]:
+    return tuple(_event_items(event))
+
+
+def _event_items(event: Event) -> list[Item]:
+    scope = event.project or GLOBAL_SCOPE
+    seen: set[str] = set()
+    items: list[Item] = []
+    for fact in event.facts:
+        _add(items, seen, event.id, fact.kind, f"{scope}/fact/{fact.key}", fact.value, fact.unit,
+             fact.polarity, "")  # fmt: skip
+    anchor = _anchor_of(event)
+    text_kinds = 0
+    for sentence in split_sentences(event.text):
+        for kind, key, value, unit, polarity, clause in _sentence_items(sentence, scope, anchor):
+            text_kinds += kind in _CLAUSE_KINDS
+            _add(items, seen, event.id, kind, key, value, unit, polarity, clause)
+    if not text_kinds and event.kind in _CLAUSE_KINDS and event.text.strip():
+        # a constraint/preference/decision event whose wording no pattern caught: keep it whole
+        value = clause_value(event.text)
+        key = f"{scope}/{event.kind}/{slug(content_words(value)) or 'text'}"
+        _add(items, seen, event.id, event.kind, key, value, None, True, verbatim(event.text))
+    return items
+
+
+def conflict_item(conflict: Conflict) -> Item:
+    """An unresolved conflict as an item; both sides must appear in its claim's derivedFrom."""
+    return _item(conflict.a, "conflict", f"conflict/{conflict.id}", conflict.id, None, True)
+
+
+def expected_open_items(events: Sequence[Event]) -> tuple[str, ...]:
+    """Ids of the events an output must keep open: kind 'task', or a text marker (TODO, ...)."""
+    return tuple(e.id for e in events if is_open_item(e))
+
+
+def is_open_item(event: Event) -> bool:
+    return event.kind == "task" or OPEN_MARKERS.search(event.text) is not None
+
+
+def item_id(
+    source: str, kind: str, key: str, value: FactValue, unit: str | None, polarity: bool
+) -> str:
+    family, magnitude = canonical(value, unit)
+    digest = hashlib.sha256(
+        "\x1f".join((source, kind, key, family, magnitude, str(polarity))).encode(
+            "utf-8", "surrogatepass"
+        )
+    ).hexdigest()
+    return "itm-" + digest[:20]
+
+
+_CLAUSE_KINDS = frozenset({"constraint", "negation", "preference", "decision"})
+
+
+def _item(
+    source: str,
+    kind: str,
+    key: str,
+    value: FactValue,
+    unit: str | None,
+    polarity: bool,
+    clause: str = "",
+) -> Item:
+    return Item(
+        item_id(source, kind, key, value, unit, polarity),
+        source,
+        kind,
+        key,
+        value,
+        unit,
+        polarity,
+        clause,
+    )
+
+
+def _add(
+    items: list[Item],
+    seen: set[str],
+    source: str,
+    kind: str,
+    key: str,
+    value: FactValue,
+    unit: str | None,
+    polarity: bool,
+    clause: str,
+) -> None:
+    item = _item(source, kind, key, value, unit, polarity, clause)
+    if item.id not in seen:  # the same statement twice in one event is one item
+        seen.add(item.id)
+        items.append(item)
+
+
+def _anchor_of(event: Event) -> datetime | None:
+    """The instant relative dates resolve against: ``at``, else ``recorded_at``, else none.
+
+    ``isoparse`` keeps the UTC offset written in the stamp, so ``.date()`` is the
+    event's own local day: 'tomorrow' sent at 2026-03-04T23:00:00-07:00 is March 5.
+    """
+    for stamp in (event.at, event.recorded_at):
+        if stamp:
+            try:
+                return isoparse(stamp)
+            except (ValueError, OverflowError):
+                continue
+    return None
+
+
+def _sentence_items(text: str, scope: str, anchor: datetime | None) -> Iterator[Found]:
+    sentence = recognised(text, anchor)
+    ids = [s for s in sentence.spans if s.kind == "id"]
+    entity = f"[{ids[0].value}]" if ids else ""
+    for span in sentence.spans:
+        clause = sentence.verbatim_clause_of(span.start)
+        if span.kind == "id":
+            key = f"{scope}/id/{span.subtype}:{span.value}"
+            yield "id", key, span.value, None, True, clause
+        elif span.kind == "scope":
+            key = f"{scope}/scope/{str(span.value).casefold()}{entity}"
+            yield "scope", key, span.value, None, _scope_polarity(sentence, span), clause
+        else:
+            anchor_words = _anchor_words(sentence, span)
+            key = f"{scope}/{span.kind}/{slug(anchor_words) or span.kind}{entity}"
+            polarity = _value_polarity(sentence, span)
+            yield span.kind, key, span.value, span.unit, polarity, clause
+    yield from clause_items(sentence, scope, entity)
+
+
+def _anchor_words(sentence: Sentence, span: Span) -> list[str]:
+    """What a number, amount or date is *of*: up to 3 content words before it in its clause.
+
+    Falls back to the words after it; a count's noun ('3 servers') is appended.
+    Found by bisection in the sentence's word index, so each value costs O(log n).
+    """
+    clause_start, clause_end = sentence.clause_of(span.start)
+    starts, all_words = sentence.anchor_words
+    first = bisect.bisect_left(starts, clause_start)
+    here = bisect.bisect_left(starts, span.start)
+    words = all_words[max(first, here - 3) : here]
+    if not words:
+        after = bisect.bisect_left(starts, span.end)
+        words = all_words[after : min(after + 3, bisect.bisect_left(starts, clause_end))]
+    if span.noun and span.noun not in words:
+        words = [*words, span.noun]
+    return words
+
+
+def _value_polarity(sentence: Sentence, span: Span) -> bool:
+    """Is a number, amount or date stated (True) or denied (False)?
+
+    Denied when a negation governs it: the nearest negation before it in its
+    clause is separated from it only by function words and at most one verb that
+    takes a value ('not on June 3', 'never agreed to a $700 fee', 'isn't 500'),
+    with no other value in between ('not 5 mi' but '..., it's on June 4'). A bound
+    in between keeps it stated ('never spend more than 500 EUR': the clause is the
+    constraint). Or when a deny verb follows it ('the $700 offer was rejected').
+    """
+    clause_start, clause_end = sentence.clause_of(span.start)
+    marks = sentence.negation_marks.get(clause_start, [])
+    at = bisect.bisect_right(marks, span.start)
+    denied = False
+    if at:
+        mark = marks[at - 1]
+        gap = sentence.text[mark : span.start]
+        denied = (
+            len(gap) <= GAP_LIMIT
+            and sentence.spans_between(mark, span.start) == 0
+            and _governs(gap)
+        )
+    return denied == _denied_after(sentence, span, clause_end)
+
+
+def _governs(gap: str) -> bool:
+    verbs = 0
+    for word in WORD.findall(gap.casefold().replace("’", "'")):
+        if word in VALUE_VERBS:
+            verbs += 1
+        elif word not in BRIDGE_WORDS:
+            return False
+    return verbs <= 1 and GAP_PUNCT.search(gap) is None
+
+
+def _denied_after(sentence: Sentence, span: Span, clause_end: int) -> bool:
+    """'… permission was withdrawn', 'is refused', 'was never granted' right after a span."""
+    m = AFTER_DENIAL.match(sentence.text, span.end, min(clause_end, span.end + GAP_LIMIT))
+    if m is None:
+        return False
+    deny = m["verb"].casefold().split()[0] in DENY_AFTER
+    return deny != bool(m["neg"])
+
+
+def _scope_polarity(sentence: Sentence, span: Span) -> bool:
+    """Negators and deny verbs ('revoke', 'remove') before the scope in its clause,
+    and a deny predicate after it ('was withdrawn', 'is refused')."""
+    clause_start, clause_end = sentence.clause_of(span.start)
+    marks = sentence.denial_marks.get(clause_start, [])
+    denials = bisect.bisect_right(marks, span.start)
+    return (denials % 2 == 0) != _denied_after(sentence, span, clause_end)

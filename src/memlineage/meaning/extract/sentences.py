@@ -1,0 +1,224 @@
+"""Sentences, clauses and the spans recognisers claim in them.
+
+A ``Sentence`` answers every per-span question from structures built once, so
+reading a sentence costs time linear in its length. Negations are marked here
+because a sentence's clauses carry them and both clause kinds and value
+polarity read them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+from dataclasses import dataclass, field
+
+from memlineage.meaning.extract.patterns import (
+    CLAUSE,
+    INTERJECTION_NO,
+    ISO_DAY,
+    LIMIT_IDIOMS,
+    NEEDS_TO,
+    NEG_IMPLICATIVE,
+    NEGATORS,
+    NO_LONGER,
+    SCOPE_DENIERS,
+    SENTENCE,
+    STOPWORDS,
+    TRIGGER_WORDS,
+    WORD,
+)
+from memlineage.model import FactValue
+
+#: an item found in a sentence: kind, key, value, unit, polarity, verbatim clause
+Found = tuple[str, str, FactValue, str | None, bool, str]
+
+
+@dataclass
+class Span:
+    start: int
+    end: int
+    kind: str
+    value: FactValue
+    unit: str | None = None
+    subtype: str = ""
+    noun: str = ""
+
+
+@dataclass(eq=False)
+class Sentence:
+    """A sentence and the non-overlapping spans recognisers have claimed.
+
+    Every per-span question (is this range free, what comes before this value)
+    is answered from structures built once per sentence, so reading a sentence
+    costs time linear in its length however many values it holds.
+    """
+
+    text: str
+    spans: list[Span] = field(default_factory=list)
+    claimed: bytearray = field(init=False)
+    # ISO-day date spans by their end offset: a time right after one joins it
+    day_ends: dict[int, Span] = field(default_factory=dict)
+    starts: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.claimed = bytearray(len(self.text))
+
+    def free(self, start: int, end: int) -> bool:
+        return self.claimed.find(1, start, end) == -1
+
+    def claim(self, start: int, end: int) -> None:
+        self.claimed[start:end] = b"\x01" * (end - start)
+
+    def take(self, span: Span) -> bool:
+        if not self.free(span.start, span.end):
+            return False
+        self.claim(span.start, span.end)
+        self.spans.append(span)
+        if span.kind == "date" and isinstance(span.value, str) and ISO_DAY.fullmatch(span.value):
+            self.day_ends[span.end] = span
+        return True
+
+    def finish(self) -> None:
+        """Sort the spans once every recogniser has run."""
+        self.spans.sort(key=lambda s: s.start)
+        self.starts = [s.start for s in self.spans]
+
+    @functools.cached_property
+    def clauses(self) -> list[tuple[int, int]]:
+        return _clauses(self.text)
+
+    def clause_of(self, offset: int) -> tuple[int, int]:
+        clauses = self.clauses
+        at = bisect.bisect_right(clauses, (offset, len(self.text) + 1)) - 1
+        return clauses[at] if at >= 0 else (0, len(self.text))
+
+    @functools.cached_property
+    def verbatim_clauses(self) -> dict[int, str]:
+        """Per clause start: the clause as written (whitespace collapsed), built once."""
+        return {start: verbatim(self.text[start:end]) for start, end in self.clauses}
+
+    def verbatim_clause_of(self, offset: int) -> str:
+        start, end = self.clause_of(offset)
+        found = self.verbatim_clauses.get(start)
+        return found if found is not None else verbatim(self.text[start:end])
+
+    def spans_in(self, start: int, end: int) -> list[Span]:
+        return self.spans[
+            bisect.bisect_left(self.starts, start) : bisect.bisect_left(self.starts, end)
+        ]
+
+    def spans_between(self, start: int, end: int) -> int:
+        """How many spans start in [start, end)."""
+        return bisect.bisect_left(self.starts, end) - bisect.bisect_left(self.starts, start)
+
+    @functools.cached_property
+    def anchor_words(self) -> tuple[list[int], list[str]]:
+        """Start offsets and words that may name what a value is *of*, in one pass.
+
+        Free (unclaimed) words that are neither stop words, digits nor trigger words.
+        """
+        starts: list[int] = []
+        words: list[str] = []
+        for match in WORD.finditer(self.text):
+            word = match.group().casefold()
+            if word in STOPWORDS or word in TRIGGER_WORDS or word.isdigit():
+                continue
+            if self.free(match.start(), match.end()):
+                starts.append(match.start())
+                words.append(word)
+        return starts, words
+
+    @functools.cached_property
+    def negation_marks(self) -> dict[int, list[int]]:
+        """Per clause start: end offsets of each negation in that clause (one pass)."""
+        return {start: _negation_marks(self.text, start, end) for start, end in self.clauses}
+
+    @functools.cached_property
+    def denial_marks(self) -> dict[int, list[int]]:
+        """Per clause start: end offsets of negations and deny verbs ('revoke')."""
+        marks: dict[int, list[int]] = {}
+        for start, end in self.clauses:
+            found = list(self.negation_marks[start])
+            for match in WORD.finditer(self.text, start, end):
+                if match.group().casefold() in SCOPE_DENIERS:
+                    found.append(match.end())
+            marks[start] = sorted(found)
+        return marks
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the sentences of a text, surrounding whitespace excluded.
+
+    ``text[start:end]`` is exactly each string :func:`split_sentences` returns, so a
+    caller can keep a sentence verbatim and know where it stands.
+    """
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in [*SENTENCE.finditer(text), None]:
+        end = len(text) if match is None else match.start()
+        while start < end and text[start].isspace():
+            start += 1
+        stop = end
+        while stop > start and text[stop - 1].isspace():
+            stop -= 1
+        if stop > start:
+            spans.append((start, stop))
+        if match is not None:
+            start = match.end()
+    return spans
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of a text: after . ! ? followed by whitespace and a capital,
+    digit, quote or bracket, and at every newline; each stripped."""
+    return [text[start:end] for start, end in sentence_spans(text)]
+
+
+def _clauses(text: str) -> list[tuple[int, int]]:
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    for match in CLAUSE.finditer(text):
+        bounds.append((start, match.start()))
+        start = match.end()
+    bounds.append((start, len(text)))
+    return [(a, b) for a, b in bounds if text[a:b].strip()]
+
+
+def _negation_marks(text: str, start: int, end: int) -> list[int]:
+    """End offsets of the negations in ``text[start:end]``, in order.
+
+    Limit idioms ('no more than'), 'not only', 'no matter' and an opening 'No,'
+    are not negations; 'no longer' and 'not anymore' count once.
+    """
+    masked = [(m.start(), m.end()) for m in LIMIT_IDIOMS.finditer(text, start, end)]
+    marks = []
+    for m in NO_LONGER.finditer(text, start, end):
+        masked.append((m.start(), m.end()))
+        marks.append(m.end())
+    interjection = INTERJECTION_NO.match(text, start, end)
+    if interjection:
+        masked.append((interjection.start(), interjection.end()))
+    masked.sort()
+    words = [m for m in WORD.finditer(text, start, end) if not _inside(masked, m.start())]
+    for i, match in enumerate(words):
+        word = match.group().casefold().replace("’", "'")
+        if _is_negation(word, words[i + 1].group().casefold() if i + 1 < len(words) else ""):
+            marks.append(match.end())
+    return sorted(marks)
+
+
+def _is_negation(word: str, following: str) -> bool:
+    if word in NEGATORS or word.endswith("n't"):
+        return True
+    # 'fails to reply' negates 'reply'; 'the request failed' negates nothing
+    return word in NEG_IMPLICATIVE and (word not in NEEDS_TO or following == "to")
+
+
+def _inside(intervals: list[tuple[int, int]], offset: int) -> bool:
+    at = bisect.bisect_right(intervals, (offset, 1 << 62)) - 1
+    return at >= 0 and intervals[at][0] <= offset < intervals[at][1]
+
+
+def verbatim(text: str) -> str:
+    """A clause as written: original case and punctuation, whitespace collapsed."""
+    return " ".join(text.split())

@@ -1,0 +1,151 @@
+"""Preferences from a sentiment lexicon: the attitude predicate of a clause.
+
+'I detest olives', "I can't stand noise", "I'm allergic to shellfish": the
+predicate's valence in the VADER lexicon gives the preference's polarity.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib.resources import files
+
+from memlineage.meaning.extract.patterns import (
+    BE,
+    DEGREE,
+    NOT_ATTITUDES,
+    PAST_FORMS,
+    PLAIN_SUBJECTS,
+    POSSESSIVES,
+    PRE_VERB,
+    STOPWORDS,
+    SUBJECT_BE,
+    SUBJECTS,
+    WORD,
+)
+
+# attitude verbs the VADER lexicon lacks (checked: no entry for them or their inflections)
+_LEXICON_SUPPLEMENT: dict[str, float] = {"detest": -2.5}
+_MIN_VALENCE = 1.0
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """An attitude predicate ('detest', "can't stand", 'allergic to') and its valence."""
+
+    valence: float
+    words: frozenset[str]  # the predicate's words, left out of the item's key
+    absorbed: int = 0  # negations that belong to the predicate ("can't stand")
+
+
+@functools.cache
+def sentiment_lexicon() -> dict[str, float]:
+    """The VADER lexicon (word -> mean valence, -4..4), read once per process.
+
+    Read from the file the ``vaderSentiment`` package ships (offline); the
+    package's analyser itself is not used: only the sign of a predicate is needed.
+    """
+    text = files("vaderSentiment").joinpath("vader_lexicon.txt").read_text(encoding="utf-8")
+    lexicon: dict[str, float] = {}
+    for line in text.splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 2:
+            try:
+                lexicon[fields[0].strip()] = float(fields[1])
+            except ValueError:
+                continue
+    return lexicon
+
+
+def _valence(word: str) -> float | None:
+    """The valence of an attitude verb or adjective, its 3rd-person form included."""
+    if word in PAST_FORMS or word.endswith(("ed", "ing")):
+        return None
+    forms = list(_base_forms(word))
+    if any(form in NOT_ATTITUDES for form in forms):
+        return None
+    lexicon = sentiment_lexicon()
+    for form in forms:
+        valence = _LEXICON_SUPPLEMENT.get(form, lexicon.get(form))
+        if valence is not None:
+            return valence if abs(valence) >= _MIN_VALENCE else None
+    return None
+
+
+def _base_forms(word: str) -> Iterator[str]:
+    """The word, then the verbs it may be the 3rd person of ('adores' -> 'adore')."""
+    yield word
+    if len(word) < 5 or not word.endswith("s") or word.endswith("ss"):
+        return
+    if word.endswith("ies"):
+        yield word[:-3] + "y"
+    if word.endswith("es"):
+        yield word[:-2]
+    yield word[:-1]
+
+
+def attitude(clause: str) -> Predicate | None:
+    """The attitude predicate of a clause, if its subject holds one.
+
+    'I detest olives', 'Sam loves jazz', 'My wife hates cilantro', "I can't stand
+    noise", "I'm allergic to shellfish", 'We are fond of hiking': the word after a
+    subject (a pronoun, a capitalised name, 'my wife', …), past optional adverbs,
+    looked up in the lexicon; or an adjective after a form of 'be' followed by
+    'of'/'to'. Past forms ('I lost my keys') and words that are not attitudes
+    ('I hurt my knee') are skipped.
+    """
+    tokens = [(m.group(), m.group().casefold().replace("’", "'")) for m in WORD.finditer(clause)]
+    for i, (_, word) in enumerate(tokens):
+        subject_be = word in SUBJECT_BE
+        if not (subject_be or _is_subject(tokens, i)):
+            continue
+        j = i + 1
+        while j < len(tokens) and tokens[j][1] in PRE_VERB:
+            j += 1
+        if j >= len(tokens):
+            return None
+        if subject_be or tokens[j][1] in BE:
+            found = _adjective(tokens, j if subject_be else j + 1)
+        elif word in PLAIN_SUBJECTS or _third_person(tokens[j][1]):
+            # 'Sam loves', 'my wife hates': a singular subject's verb ends in -s, which
+            # keeps imperatives ('Call support') and nouns ('Our team has') out
+            found = _verb(tokens, j)
+        else:
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+def _is_subject(tokens: list[tuple[str, str]], i: int) -> bool:
+    """A pronoun anywhere; a name or 'my wife' only where a subject stands: first."""
+    raw, word = tokens[i]
+    return (
+        word in SUBJECTS
+        or (i == 1 and tokens[0][1] in POSSESSIVES)
+        # "Mei's friends are ...": a possessive names whose noun follows, not a subject
+        or (i == 0 and raw[:1].isupper() and word not in STOPWORDS and not word.endswith("'s"))
+    )
+
+
+def _third_person(word: str) -> bool:
+    return word.endswith("s") and not word.endswith("ss")
+
+
+def _verb(tokens: list[tuple[str, str]], j: int) -> Predicate | None:
+    word = tokens[j][1]
+    if word in ("can't", "cannot") and j + 1 < len(tokens) and tokens[j + 1][1] == "stand":
+        valence = sentiment_lexicon().get("can't stand", -2.0)
+        return Predicate(valence, frozenset({word, "stand"}), absorbed=1)
+    found = _valence(word)
+    return None if found is None else Predicate(found, frozenset({word}))
+
+
+def _adjective(tokens: list[tuple[str, str]], j: int) -> Predicate | None:
+    while j < len(tokens) and tokens[j][1] in DEGREE:
+        j += 1
+    if j + 1 >= len(tokens) or tokens[j + 1][1] not in ("of", "to"):
+        return None
+    valence = _valence(tokens[j][1])
+    return None if valence is None else Predicate(valence, frozenset({tokens[j][1]}))

@@ -313,10 +313,10 @@ def test_a_quantity_corrected_the_same_day_still_contradicts(memory: Memory) -> 
 
 def test_a_speaker_name_is_never_a_key(memory: Memory) -> None:
     """Two unrelated chat lines of one speaker ("it" is not the same thing) never meet."""
-    memory.add([ev("c-1", "Caroline: I love it!", "2026-05-01T09:00:00Z", subject="Caroline")])
-    memory.add([ev("c-2", "Caroline: I hate it.", "2026-05-02T09:00:00Z", subject="Caroline")])
-    memory.add([ev("c-3", "Caroline: Yes, on June 4!", "2026-05-03T09:00:00Z", subject="Caroline")])
-    memory.add([ev("c-4", "Caroline: Sure, it was June 9.", "2026-05-04T09:00:00Z", subject="Caroline")])
+    lines = ["I love it!", "I hate it.", "Yes, on June 4!", "Sure, it was June 9."]
+    for n, line in enumerate(lines, 1):
+        at = f"2026-05-0{n}T09:00:00Z"
+        memory.add([ev(f"c-{n}", f"Caroline: {line}", at, subject="Caroline")])
     assert conflicts(memory, "Caroline") == []
     assert valid(memory, "Caroline") == ["c-1", "c-2", "c-3", "c-4"]
 

@@ -30,7 +30,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
@@ -53,7 +53,8 @@ _SPEAKER_PREFIX = re.compile(r"^\s*([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}):
 # Words that make a quantity or a date a record of one period ("1650 steps today"):
 # the next period's value is another record, not a changed value.
 _PERIOD = re.compile(
-    r"\b(?P<day>today|tonight|this (?:morning|afternoon|evening))\b|\b(?P<yesterday>yesterday|last night)\b"
+    r"\b(?P<day>today|tonight|this (?:morning|afternoon|evening))\b"
+    r"|\b(?P<yesterday>yesterday|last night)\b"
     r"|\b(?P<week>this week)\b|\b(?P<lastweek>last week)\b|\b(?P<month>this month)\b"
     r"|\b(?P<lastmonth>last month)\b|\b(?P<year>this year)\b",
     re.IGNORECASE,

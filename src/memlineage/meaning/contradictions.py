@@ -30,7 +30,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
@@ -47,6 +47,18 @@ SET_VALUED = frozenset({"id", "scope"})
 # patterns may not take; enough to keep two named things apart.
 _ENTITY_TOKEN = re.compile(r"\b[A-Za-z]+[-_#]?\d+[A-Za-z0-9-]*\b")
 _NEGATORS = frozenset({"not", "no", "never", "don't", "doesn't", "didn't", "longer", "anymore"})
+# A chat line names its speaker first ("Caroline: I love it!"); the name says who
+# spoke, not what about, so it is never part of a key or a topic.
+_SPEAKER_PREFIX = re.compile(r"^\s*([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}):\s")
+# Words that make a quantity or a date a record of one period ("1650 steps today"):
+# the next period's value is another record, not a changed value.
+_PERIOD = re.compile(
+    r"\b(?P<day>today|tonight|this (?:morning|afternoon|evening))\b"
+    r"|\b(?P<yesterday>yesterday|last night)\b"
+    r"|\b(?P<week>this week)\b|\b(?P<lastweek>last week)\b|\b(?P<month>this month)\b"
+    r"|\b(?P<lastmonth>last month)\b|\b(?P<year>this year)\b",
+    re.IGNORECASE,
+)
 
 
 @functools.cache
@@ -112,7 +124,39 @@ def keyed_items(event: Event) -> list[KeyedItem]:
     named = {str(i.value) for i in items if i.kind == "id"}
     named |= {m.group().upper() for m in _ENTITY_TOKEN.finditer(event.text)}
     entities = ",".join(sorted(named))
-    return [_keyed(event, scope, item, entities) for item in items]
+    speaker = speaker_words(event)
+    keyed = (_keyed(event, scope, item, entities, speaker) for item in items)
+    return [k for k in keyed if k is not None]
+
+
+def speaker_words(event: Event) -> frozenset[str]:
+    """The lower-case words of the name the event's text opens with ("Caroline: ...")."""
+    found = _SPEAKER_PREFIX.match(event.text)
+    return frozenset(found.group(1).lower().split()) if found else frozenset()
+
+
+def period(clause: str, at: str | None) -> str:
+    """The period a dated record speaks of ("today" told on May 1: 2026-05-01), or ''."""
+    found = _PERIOD.search(clause)
+    if found is None or not at:
+        return ""
+    day = datetime.fromisoformat(at).date()  # the writer's local day, as written
+    name = found.lastgroup
+    if name == "yesterday":
+        return f"day:{day - timedelta(days=1)}"
+    if name in ("week", "lastweek"):
+        year, week, _ = (day - timedelta(days=7 if name == "lastweek" else 0)).isocalendar()
+        return f"week:{year}-W{week:02d}"
+    if name in ("month", "lastmonth"):
+        first = day.replace(day=1)
+        return f"month:{(first - timedelta(days=1) if name == 'lastmonth' else first):%Y-%m}"
+    if name == "year":
+        return f"year:{day.year}"
+    return f"day:{day}"
+
+
+def _without(words: Iterable[str], names: frozenset[str]) -> list[str]:
+    return [w for w in words if w.lower().strip('.,;:!?"()') not in names]
 
 
 def _is_clause(item: Item, scope: str) -> bool:
@@ -120,35 +164,34 @@ def _is_clause(item: Item, scope: str) -> bool:
     return item.kind in CLAUSE_KINDS and item.key.startswith(f"{scope}/{item.kind}/")
 
 
-def _keyed(event: Event, scope: str, item: Item, entities: str) -> KeyedItem:
+def _keyed(
+    event: Event, scope: str, item: Item, entities: str, speaker: frozenset[str]
+) -> KeyedItem | None:
+    """The item as detection compares it; None when, less the speaker's name, no key is left."""
     family, magnitude = canonical(item.value, item.unit)
-    if _is_clause(item, scope):
-        anchor = item.key[len(scope) + len(item.kind) + 2 :]
+    clause = _is_clause(item, scope)
+    prefix = f"{scope}/{item.kind}/"
+    if clause or item.key.startswith(prefix):
+        anchor = "-".join(_without(item.key[len(prefix) :].split("-"), speaker))
+        if not anchor:
+            return None  # "Caroline: I love it!": nothing but who spoke says what about
+        key = f"{scope}/clause/{anchor}" if clause else f"{prefix}{anchor}"
+    else:
+        key = item.key  # an explicit fact's own key
+    if clause:
         text = str(item.value)
+        topic = " ".join(_without(_topic(text).split(), speaker))
         return KeyedItem(
-            event.id,
-            event.seq,
-            f"{scope}/clause/{anchor}",
-            item.kind,
-            family,
-            magnitude,
-            _stance(text, item.polarity),
-            _topic(text),
-            event.at,
-            event.kind,
-        )
+            event.id, event.seq, key, item.kind, family, magnitude,
+            _stance(text, item.polarity), topic, event.at, event.kind,
+        )  # fmt: skip
+    about = [f"entities:{entities}"] if entities and item.kind not in SET_VALUED else []
+    when = period(item.clause, event.at) if item.kind not in SET_VALUED else ""
+    topic = " ".join([*about, when] if when else about)
     return KeyedItem(
-        event.id,
-        event.seq,
-        item.key,
-        item.kind,
-        family,
-        magnitude,
-        1 if item.polarity else -1,
-        f"entities:{entities}" if entities and item.kind not in SET_VALUED else "",
-        event.at,
-        event.kind,
-    )
+        event.id, event.seq, key, item.kind, family, magnitude,
+        1 if item.polarity else -1, topic, event.at, event.kind,
+    )  # fmt: skip
 
 
 def _stance(clause: str, polarity: bool) -> int:
@@ -212,16 +255,18 @@ def contradiction(before: KeyedItem, after: KeyedItem) -> str | None:
     """The rule by which two items of one key contradict each other, or None."""
     if before.topic != after.topic:
         return None
-    if before.stance != after.stance:
-        return OPPOSITE_POLARITY
     clause = before.kind in CLAUSE_KINDS and "/clause/" in before.key
+    same_value = (before.family, before.magnitude) == (after.family, after.magnitude)
+    if before.stance != after.stance:
+        # "on June 4" / "not on June 3": denying a third value leaves the first standing.
+        return OPPOSITE_POLARITY if clause or same_value else None
+    if before.stance < 0:
+        return None  # "not on May 1" / "not on May 2": two denials agree
     if clause or before.kind in SET_VALUED or after.kind in SET_VALUED:
         return None  # a clause's words are its identity; ids and scopes are sets
     if before.family == "number" and after.family == "number":
         return None  # a bare count keyed by the words before it: "note 5", "note 6"
-    if (before.family, before.magnitude) != (after.family, after.magnitude):
-        return OTHER_VALUE
-    return None
+    return None if same_value else OTHER_VALUE
 
 
 def conflict_kind(earlier: KeyedItem, newer: KeyedItem) -> str:

@@ -63,8 +63,10 @@ def imported(name: str) -> set[str]:
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             source = origin(package, node)
-            names |= {f"{source}.{alias.name}" for alias in node.names} & modules().keys()
-            names.add(source)
+            named = {f"{source}.{alias.name}" for alias in node.names}
+            names |= named & modules().keys()
+            if named - modules().keys():
+                names.add(source)
     return names
 
 

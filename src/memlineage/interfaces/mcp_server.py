@@ -94,27 +94,23 @@ def remembered_id(subject: str, text: str, at: str) -> str:
     return f"mcp-{digest.hexdigest()[:16]}"
 
 
-def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer:
-    """An MCP server over the store at ``db`` for one tenant."""
-    store = open_store(db)
+INSTRUCTIONS = (
+    "Long-term memory with lineage. `remember` what the user says, decides, prefers or"
+    " forbids; `recall` before acting; `revoke` what the user withdraws; `why` tells"
+    " which message a memory came from."
+)
 
-    def memory() -> Memory:
-        return Memory(tenant=tenant, store=store)
+MemoryOf = Callable[[], Memory]
 
-    server = MCPServer(
-        "memlineage",
-        instructions=(
-            "Long-term memory with lineage. `remember` what the user says, decides, prefers or"
-            " forbids; `recall` before acting; `revoke` what the user withdraws; `why` tells"
-            " which message a memory came from."
-        ),
+
+def _hints(title: str, *, reads: bool, destroys: bool, idempotent: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title, read_only_hint=reads, destructive_hint=destroys, idempotent_hint=idempotent
     )
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Remember", read_only_hint=False, destructive_hint=False, idempotent_hint=False
-        )
-    )
+
+def _remember(server: MCPServer, memory: MemoryOf) -> None:
+    @server.tool(annotations=_hints("Remember", reads=False, destroys=False, idempotent=False))
     @reported
     def remember(
         subject: str,
@@ -131,11 +127,9 @@ def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer
         appended = memory().add([event])[0]
         return Remembered(**appended.__dict__)
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Recall", read_only_hint=True, destructive_hint=False, idempotent_hint=True
-        )
-    )
+
+def _recall(server: MCPServer, memory: MemoryOf) -> None:
+    @server.tool(annotations=_hints("Recall", reads=True, destroys=False, idempotent=True))
     @reported
     def recall(subject: str, query: str | None = None, budget: int | None = None) -> Recalled:
         """What to know about a subject now. With ``query`` and ``budget`` (tokens), the
@@ -146,37 +140,33 @@ def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer
         fields = {k: doc[k] for k in Recalled.model_fields if k != "context"}
         return Recalled(**fields, context=render(recalled, "markdown"))
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Revoke", read_only_hint=False, destructive_hint=True, idempotent_hint=True
-        )
-    )
+
+def _revoke(server: MCPServer, memory: MemoryOf) -> None:
+    @server.tool(annotations=_hints("Revoke", reads=False, destroys=True, idempotent=True))
     @reported
     def revoke(event_id: str, reason: str | None = None) -> Operation:
         """Withdraw a memory; every summary derived from it leaves recall at once."""
         return Operation(**memory().revoke(event_id, reason=reason).to_json())
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Consolidate", read_only_hint=False, destructive_hint=False, idempotent_hint=True
-        )
-    )
+
+def _consolidate(server: MCPServer, memory: MemoryOf) -> None:
+    @server.tool(annotations=_hints("Consolidate", reads=False, destroys=False, idempotent=True))
     @reported
     def consolidate(subject: str) -> Consolidated:
         """Summarise a subject's memory through the fidelity gate; publishes when it passes."""
         return Consolidated(**memory().consolidate(subject).to_json())
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Why", read_only_hint=True, destructive_hint=False, idempotent_hint=True
-        )
-    )
+
+def _why(server: MCPServer, memory: MemoryOf) -> None:
+    @server.tool(annotations=_hints("Why", reads=True, destroys=False, idempotent=True))
     @reported
     def why(subject: str, key_or_text: str) -> Why:
         """Where a memory came from: the claim or statement matching a key or some of its
         text, and its chain down to the raw events, each with its text, time and validity."""
         return Why(**memory().why(subject, key_or_text).to_json())
 
+
+def _subject_memory(server: MCPServer, memory: MemoryOf) -> None:
     @server.resource(
         "memlineage://memory/{subject}",
         name="memory",
@@ -186,4 +176,15 @@ def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer
     def subject_memory(subject: str) -> str:
         return render(memory().recall(subject), "markdown")
 
+
+def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer:
+    """An MCP server over the store at ``db`` for one tenant."""
+    store = open_store(db)
+
+    def memory() -> Memory:
+        return Memory(tenant=tenant, store=store)
+
+    server = MCPServer("memlineage", instructions=INSTRUCTIONS)
+    for add in (_remember, _recall, _revoke, _consolidate, _why, _subject_memory):
+        add(server, memory)
     return server

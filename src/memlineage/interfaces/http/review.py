@@ -71,24 +71,31 @@ class Sessions:
         return cookie is not None and hmac.compare_digest(self.csrf(cookie), token)
 
 
-def review_router(sessions: Sessions | None = None) -> APIRouter:
-    router = APIRouter(prefix="/review", include_in_schema=False)
-    templates = _templates()
-    sessions = sessions or Sessions()
+class Pages:
+    """What every review page needs: the templates, the sessions, the signed-in reviewer."""
 
-    def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        return templates.TemplateResponse(request, name, context, status_code=status)
+    def __init__(self, sessions: Sessions) -> None:
+        self.templates = _templates()
+        self.sessions = sessions
 
-    def signed_in(request: Request) -> tuple[Memory, dict[str, Any], str] | None:
+    def render(
+        self, request: Request, name: str, status: int = 200, **context: Any
+    ) -> HTMLResponse:
+        return self.templates.TemplateResponse(request, name, context, status_code=status)
+
+    def signed_in(self, request: Request) -> tuple[Memory, dict[str, Any], str] | None:
+        """The tenant's memory, the session and its cookie; None when nobody is signed in."""
         cookie = request.cookies.get(COOKIE)
-        session = sessions.read(cookie)
+        session = self.sessions.read(cookie)
         if session is None or cookie is None:
             return None
         return Memory(tenant=session["t"], store=request.app.state.store), session, cookie
 
+
+def _sign_in(router: APIRouter, pages: Pages) -> None:
     @router.get("/login")
     def login_page(request: Request) -> HTMLResponse:
-        return render(request, "login.html", error=None)
+        return pages.render(request, "login.html", error=None)
 
     @router.post("/login")
     def login(
@@ -97,24 +104,27 @@ def review_router(sessions: Sessions | None = None) -> APIRouter:
         tenant = tenant_of(request.app.state.store, key.strip())
         name = reviewer.strip()
         if tenant is None or not name or len(name) > 100:
-            return render(request, "login.html", 401, error="a valid API key and a name are needed")
+            error = "a valid API key and a name are needed"
+            return pages.render(request, "login.html", 401, error=error)
         response = RedirectResponse("/review", status_code=303)
         response.set_cookie(
             COOKIE,
-            sessions.issue(tenant, name),
+            pages.sessions.issue(tenant, name),
             httponly=True,
             samesite="strict",
             max_age=SESSION_SECONDS,
         )
         return response
 
+
+def _queue(router: APIRouter, pages: Pages) -> None:
     @router.get("")
     def queue(request: Request) -> Response:
-        found = signed_in(request)
+        found = pages.signed_in(request)
         if found is None:
             return RedirectResponse("/review/login", status_code=303)
         memory, session, _ = found
-        return render(
+        return pages.render(
             request,
             "queue.html",
             tenant=memory.tenant,
@@ -124,30 +134,34 @@ def review_router(sessions: Sessions | None = None) -> APIRouter:
             mode=memory.release_mode(),
         )
 
+
+def _candidate(router: APIRouter, pages: Pages) -> None:
     @router.get("/{artifact_id:path}/show")
     def show(request: Request, artifact_id: str) -> Response:
-        found = signed_in(request)
+        found = pages.signed_in(request)
         if found is None:
             return RedirectResponse("/review/login", status_code=303)
         memory, session, cookie = found
         try:
             sheet = memory.review(artifact_id)
         except MemlineageError as exc:
-            return render(request, "error.html", 404, message=str(exc))
+            return pages.render(request, "error.html", 404, message=str(exc))
         artifact = memory.artifact(artifact_id)
         events = {e.id: e for e in memory.events(artifact.subject)}
         pending = any(r["artifact_id"] == artifact_id for r in memory.reviews())
-        return render(
+        return pages.render(
             request,
             "candidate.html",
             sheet=sheet,
             artifact_id=artifact_id,
             reviewer=session["r"],
-            csrf=sessions.csrf(cookie),
+            csrf=pages.sessions.csrf(cookie),
             pending=pending,
             graph=lineage_svg(artifact, events),
         )
 
+
+def _decision(router: APIRouter, pages: Pages) -> None:
     @router.post("/{artifact_id:path}/decide")
     def decide(
         request: Request,
@@ -156,16 +170,24 @@ def review_router(sessions: Sessions | None = None) -> APIRouter:
         csrf: Annotated[str, Form()],
         reason: Annotated[str, Form()] = "",
     ) -> Response:
-        found = signed_in(request)
+        found = pages.signed_in(request)
         if found is None:
             return RedirectResponse("/review/login", status_code=303)
         memory, session, cookie = found
-        if not sessions.csrf_ok(cookie, csrf) or action not in ("approve", "reject"):
-            return render(request, "error.html", 403, message="the form expired; reload the page")
+        if not pages.sessions.csrf_ok(cookie, csrf) or action not in ("approve", "reject"):
+            expired = "the form expired; reload the page"
+            return pages.render(request, "error.html", 403, message=expired)
         try:
             decision = getattr(memory, action)(artifact_id, session["r"], reason or None)
         except MemlineageError as exc:
-            return render(request, "error.html", 400, message=str(exc))
-        return render(request, "decided.html", decision=decision.to_json())
+            return pages.render(request, "error.html", 400, message=str(exc))
+        return pages.render(request, "decided.html", decision=decision.to_json())
 
+
+def review_router(sessions: Sessions | None = None) -> APIRouter:
+    """The pages under ``/review``; left out of the OpenAPI document (they answer HTML)."""
+    router = APIRouter(prefix="/review", include_in_schema=False)
+    pages = Pages(sessions or Sessions())
+    for add in (_sign_in, _queue, _candidate, _decision):
+        add(router, pages)
     return router

@@ -1,0 +1,49 @@
+"""What every endpoint depends on: the store, the key's tenant and its :class:`Memory`.
+
+A route takes ``memory: Mem``; the tenant comes from ``Authorization: Bearer
+KEY`` (a missing, unknown or revoked key is 401), so every id an endpoint
+looks up is looked up inside that tenant.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+
+from memlineage.api import Memory
+from memlineage.errors import MemlineageError, NotFound
+from memlineage.operations.keys import tenant_of
+from memlineage.store.protocol import Store
+
+
+class Unauthorized(MemlineageError):
+    exit_code = 2
+
+
+def store_of(request: Request) -> Store:
+    """The store the application was created over (set by ``create_app``)."""
+    store: Store = request.app.state.store
+    return store
+
+
+def _tenant(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
+    """The tenant of the presented key; 401 for a missing, unknown or revoked one."""
+    scheme, _, key = (authorization or "").partition(" ")
+    found = tenant_of(store_of(request), key.strip()) if scheme.lower() == "bearer" else None
+    if found is None:
+        raise Unauthorized("a valid API key is required: Authorization: Bearer KEY")
+    return found
+
+
+def _memory(request: Request, tenant: Annotated[str, Depends(_tenant)]) -> Memory:
+    return Memory(tenant=tenant, store=store_of(request))
+
+
+Mem = Annotated[Memory, Depends(_memory)]
+
+
+def known_subject(memory: Memory, subject: str) -> None:
+    """404 for a subject the tenant has no events of, the same answer as another tenant's."""
+    if not memory.has_subject(subject):
+        raise NotFound(f"no subject {subject!r}", field="subject")

@@ -22,7 +22,6 @@ MAX_TOP_MODULES = 10
 DRIVERS = ("sqlite3", "psycopg", "psycopg_pool")
 BACKENDS = tuple(f"memlineage.store.{name}" for name in ("sqlite", "postgres", "base", "core"))
 
-EXTRACT_SPLIT = "meaning/extract.py (1,675 lines) is being split by kind"
 API_STORE = "api.py imports memlineage.store.base.SqlStore until the Store protocol is complete"
 
 
@@ -104,15 +103,8 @@ def backend_imports() -> dict[str, set[str]]:
     return found
 
 
-@pytest.mark.parametrize(
-    "waiting",
-    [
-        pytest.param({"meaning/extract.py"}, id="besides-extract"),
-        pytest.param(set(), id="all", marks=pytest.mark.xfail(strict=True, reason=EXTRACT_SPLIT)),
-    ],
-)
-def test_no_module_is_over_800_lines(waiting: set[str]) -> None:
-    assert long_modules() <= waiting
+def test_no_module_is_over_800_lines() -> None:
+    assert long_modules() == set()
 
 
 def test_no_function_is_over_100_lines() -> None:

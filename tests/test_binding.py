@@ -131,3 +131,12 @@ if __name__ == "__main__":
     for split in ("tuning", "holdout"):
         precision, recall = scores(split)
         print(f"{split}: precision {precision:.2f} recall {recall:.2f}")
+
+
+def test_the_stored_kinds_mark_what_binds() -> None:
+    """What the detection job stores lets recall know what binds without re-reading text."""
+    from memlineage.meaning.binding import BINDING_MARK, event_kinds, may_bind
+
+    rule, story = event("Keep my answers in British English."), event("We went to the park.")
+    assert BINDING_MARK in event_kinds(rule) and may_bind(event_kinds(rule))
+    assert not may_bind(event_kinds(story))

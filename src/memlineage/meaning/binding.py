@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
+from memlineage.meaning import extract
 from memlineage.meaning.extract import is_open_item, split_sentences
 from memlineage.model import Event, Item
 
@@ -44,6 +45,9 @@ PREFERENCE = "preference"
 OPEN = "open item"
 #: every reason, strongest first (the order binding_reasons reports them in)
 REASONS = (CONFLICT_SIDE, RULE, SCOPE, AVERSION, PREFERENCE, OPEN)
+#: the mark :func:`event_kinds` adds for an event that binds by its own text and items
+#: (not by the caller's sets); stored with the item kinds, so recall never re-reads it
+BINDING_MARK = "binding"
 
 
 def _words(text: str) -> frozenset[str]:
@@ -215,6 +219,20 @@ def binding_reasons(
     if event.kind == "constraint":
         found.add(RULE)  # the writer said so
     return tuple(r for r in REASONS if r in found)
+
+
+def event_kinds(event: Event) -> tuple[str, ...]:
+    """``extract.event_kinds`` plus :data:`BINDING_MARK` when the event binds, sorted:
+    what the detection job stores of an event and recall reads back."""
+    kinds = set(extract.event_kinds(event))
+    if is_binding(event, extract.cached_event_items(event)):
+        kinds.add(BINDING_MARK)
+    return tuple(sorted(kinds))
+
+
+def may_bind(kinds: Collection[str]) -> bool:
+    """Whether an event with these stored kinds (:func:`event_kinds`) binds by itself."""
+    return BINDING_MARK in kinds
 
 
 def is_binding(

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memlineage.errors import NotFound
-from memlineage.meaning import extract
+from memlineage.meaning import binding, extract
 from memlineage.meaning.contradictions import Detected, KeyedItem, detect, keyed_items, latest
 from memlineage.meaning.policy import LATEST_WINS, TemporalPolicy
 from memlineage.model import Event, OpKind
@@ -273,7 +273,7 @@ class DetectionMixin(PoliciesMixin):
         """Store the item kinds of ``events``, the ones after the watermark up to ``through``."""
         rows: list[tuple[str, str, int, str]] = []
         for event in events:
-            kinds = extract.event_kinds(event)
+            kinds = binding.event_kinds(event)
             if kinds:
                 rows.append((tenant, subject, event.seq, ",".join(kinds)))
         tx.insert_rows("event_kinds", "tenant, subject, seq, kinds", rows)

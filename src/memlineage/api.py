@@ -19,7 +19,7 @@ from memlineage.consolidation.generators.base import Generator
 from memlineage.consolidation.generators.config import make_generator, resolve
 from memlineage.consolidation.select import source_state
 from memlineage.consolidation.verify import Certification, verify
-from memlineage.errors import BadInput, NotFound, StoreError
+from memlineage.errors import BadInput, NotFound
 from memlineage.lineage import audit, prov
 from memlineage.meaning import extract
 from memlineage.meaning.policy import TemporalPolicy, VersionedTrust, trust_policy, versioned_json
@@ -35,12 +35,17 @@ from memlineage.recall.relevance import bm25
 from memlineage.recall.results import Recall, RecallSet
 from memlineage.store import open_store
 from memlineage.store.append import MAX_NAME_BYTES, name_too_long
-from memlineage.store.base import SqlStore
-from memlineage.store.detect import Detection
-from memlineage.store.erase import Erased
-from memlineage.store.history import Swept
-from memlineage.store.policies import PolicyVersion, Rollout
-from memlineage.store.protocol import Appended, Job, OpResult, Store
+from memlineage.store.protocol import (
+    Appended,
+    Detection,
+    Erased,
+    Job,
+    OpResult,
+    PolicyVersion,
+    Rollout,
+    Store,
+    Swept,
+)
 
 
 def check_tenant(tenant: str) -> None:
@@ -138,13 +143,12 @@ class Memory:
 
     def _detect_after_append(self, appended: Sequence[Appended], progress: Progress | None) -> None:
         """The detection job, right after the append committed (see store/detect.py)."""
-        detect = getattr(self.store, "detect_conflicts", None)
-        if detect is None or not self.detect_after_add:
+        if not self.detect_after_add:
             return
         created = [a.subject for a in appended if a.created]
         checked = begin(progress, "detecting", len(created)) if created else None
         for subject in sorted(set(created)):
-            detect(self.tenant, subject, checked)
+            self.store.detect_conflicts(self.tenant, subject, checked)
 
     def revoke(self, event_id: str, reason: str | None = None) -> OpResult:
         return self.store.revoke(self.tenant, event_id, reason)
@@ -162,11 +166,11 @@ class Memory:
 
     def dismiss(self, conflict_id: str, reason: str | None = None) -> OpResult:
         """Take back a conflict (detected or declared): both of its sides count again."""
-        return self._validity().dismiss_conflict(self.tenant, conflict_id, reason)
+        return self.store.dismiss_conflict(self.tenant, conflict_id, reason)
 
     def detect(self, subject: str) -> Detection:
         """Run the contradiction detection job of a subject now (it is idempotent)."""
-        return self._validity().detect_conflicts(self.tenant, subject)
+        return self.store.detect_conflicts(self.tenant, subject)
 
     def erase(self, event_id: str, reason: str, by: str = "memlineage") -> Erased:
         """Data-protection erasure: the event's content is removed everywhere it was copied.
@@ -174,26 +178,26 @@ class Memory:
         Its id, seq and hash stay (manifests still verify); what derives from it
         goes stale; who asked (``by``) and why are recorded.
         """
-        return self._validity().erase(self.tenant, event_id, reason, by)
+        return self.store.erase(self.tenant, event_id, reason, by)
 
     # -- policies --
 
     def policy(self) -> dict[str, Any]:
         """The tenant's current temporal and trust policies, with their versions."""
-        store = self._validity()
+        store = self.store
         return {
             "temporal": versioned_json(store.temporal_policy(self.tenant)),
             "trust": versioned_json(store.trust_policy(self.tenant)),
         }
 
     def policy_history(self) -> list[PolicyVersion]:
-        return self._validity().policy_history(self.tenant)
+        return self.store.policy_history(self.tenant)
 
     def set_temporal_policy(
         self, assignments: Sequence[str], reason: str | None = None
     ) -> TemporalPolicy:
         """A new temporal policy version with ``KIND=RULE`` changes (rules: keep, latest-wins)."""
-        store = self._validity()
+        store = self.store
         changed = store.temporal_policy(self.tenant).changed(assignments)
         return store.set_temporal_policy(self.tenant, changed, reason)
 
@@ -212,7 +216,7 @@ class Memory:
 
         ``progress`` hears ``rolling out`` in subjects (those on an older version).
         """
-        store = self._validity()
+        store = self.store
         wanted = trust_policy(0, admit, block, block_any)
         stored = store.set_trust_policy(self.tenant, wanted, reason)
         done = None
@@ -231,7 +235,7 @@ class Memory:
         if fmt not in prov.FORMATS:
             raise BadInput(f"unknown format {fmt!r}; one of {', '.join(prov.FORMATS)}",
                            field="format")  # fmt: skip
-        doc = prov.to_prov(self._validity().artifact_history(self.tenant, artifact_id),
+        doc = prov.to_prov(self.store.artifact_history(self.tenant, artifact_id),
                               artifact_id)  # fmt: skip
         if fmt == "dot":
             return prov.to_dot(doc)
@@ -241,20 +245,15 @@ class Memory:
 
     def why(self, subject: str, query: str) -> audit.Why:
         """Where a claim (by key or text) or a statement came from, down to raw events."""
-        return audit.why(self._validity().subject_history(self.tenant, subject), query)
+        return audit.why(self.store.subject_history(self.tenant, subject), query)
 
     def audit(self, subject: str) -> audit.Audit:
         """Artifacts with their status history, alias history, operations; manifests verified."""
-        return audit.audit(self._validity().subject_history(self.tenant, subject))
+        return audit.audit(self.store.subject_history(self.tenant, subject))
 
     def sweep(self, older_than: float | None = None) -> list[Swept]:
         """Fail candidates orphaned by crashed runs (safe at any time); catch detection up."""
-        return self._validity().sweep(self.tenant, older_than)
-
-    def _validity(self) -> SqlStore:
-        if not isinstance(self.store, SqlStore):
-            raise StoreError("this store does not keep lineage, policies or erasures")
-        return self.store
+        return self.store.sweep(self.tenant, older_than)
 
     # -- derived layer --
 

@@ -17,8 +17,7 @@ from memlineage.canonical import input_root
 from memlineage.consolidation.select import source_state
 from memlineage.model import Artifact, Event
 from memlineage.recall.read import why_not_summary
-from memlineage.store.history import SubjectHistory
-from memlineage.store.protocol import Head
+from memlineage.store.protocol import Head, SubjectHistory
 
 
 @dataclass(frozen=True)

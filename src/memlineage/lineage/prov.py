@@ -27,7 +27,7 @@ from urllib.parse import quote
 from memlineage.consolidation.select import source_state
 from memlineage.errors import NotFound
 from memlineage.model import Artifact, ArtifactStatus, Event, Operation, OpKind
-from memlineage.store.history import SubjectHistory
+from memlineage.store.protocol import SubjectHistory
 
 NAMESPACE = "https://memlineage.dev/ns/prov#"
 FORMATS = ("prov-json", "dot", "mermaid")

@@ -61,8 +61,7 @@ from memlineage.operations.release import configs_json
 from memlineage.operations.worker import drained_json
 from memlineage.recall.prompt import render
 from memlineage.store import open_store
-from memlineage.store.base import SqlStore
-from memlineage.store.policies import trust_change_json
+from memlineage.store.protocol import Store, trust_change_json
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 
@@ -71,8 +70,8 @@ class Unauthorized(MemlineageError):
     exit_code = 2
 
 
-def _store(request: Request) -> SqlStore:
-    store: SqlStore = request.app.state.store
+def _store(request: Request) -> Store:
+    store: Store = request.app.state.store
     return store
 
 
@@ -110,7 +109,7 @@ def _error(status: int, exc: Exception, code: int) -> JSONResponse:
 
 def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -> Any:
     """The service over the store at ``db`` (the same URLs as ``--db``)."""
-    store: SqlStore = open_store(db)
+    store: Store = open_store(db)
     app = FastAPI(
         title="memlineage",
         version=__version__,

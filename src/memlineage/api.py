@@ -268,9 +268,11 @@ class Memory:
         """One consolidation; under release mode ``auto`` it switches the alias when the
         gate passes, under ``shadow`` the candidate waits for review.
 
-        Without a ``generator``: the tenant's active rolled-out configuration
-        (``release rollout``), else the configuration file's (``Memory.generator``),
-        else the built-in generator.
+        Without a ``generator``: the tenant's stored configuration, the one source
+        of truth (``release rollout``; a tenant with none stored records the
+        configuration file's settings as version 1 now, see docs/generators.md;
+        without a file, the built-in generator). A ``generator`` given is a one-off:
+        used for this call, not stored (the manifest's ``configVersion`` is null).
 
         ``budget`` is the token budget of the rendered summary for this call
         (default: the tenant's ``default_budget``). Over it, low-salience
@@ -324,13 +326,11 @@ class Memory:
         return self.default_budget if budget is None else budget
 
     def _generator_and_version(self, generator: Generator | None) -> tuple[Generator, int | None]:
-        """The generator given, else the tenant's active rolled-out configuration (and its
-        version), else the configuration file's or the built-in one."""
+        """The generator given (a one-off), else the tenant's stored configuration and its
+        version (seeded from the configuration file the first time)."""
         if generator is not None:
             return generator, None
-        active = release.active_config(self.store, self.tenant)
-        if active.version is None:
-            return self.generator(), None
+        active = release.configured(self.store, self.tenant)
         return release.generator_for(active.config, self.tenant), active.version
 
     def generator(
@@ -341,15 +341,21 @@ class Memory:
         model: str | None = None,
         config: str | os.PathLike[str] | None = None,
     ) -> Generator:
-        """The generator this tenant consolidates with (docs/generators.md).
+        """The generator this tenant consolidates with (docs/generators.md): its stored
+        configuration (what the configuration file would seed, while none is stored;
+        nothing is recorded here).
 
-        The configuration file's ``[generator]`` table, then the tenant's
-        ``[tenants.<tenant>.generator]``, then the arguments given here. Without a
-        file or arguments: the built-in deterministic generator.
+        ``name``, ``base_url`` and ``model`` override it field by field, for a
+        one-off use (``consolidate --model``): nothing is stored. ``config`` names a
+        configuration file to read instead (its tenant table over ``[generator]``,
+        the arguments over both), also a one-off.
         """
-        return make_generator(
-            resolve(self.tenant, generator=name, base_url=base_url, model=model, config=config)
-        )
+        if config is not None:
+            return make_generator(
+                resolve(self.tenant, generator=name, base_url=base_url, model=model, config=config)
+            )
+        active = release.configured(self.store, self.tenant, record=False).config
+        return release.generator_for(release.overridden(active, name, base_url, model), self.tenant)
 
     def verify(self, generator: Generator | None = None) -> Certification:
         """Certify a generator (default: this tenant's): fixed samples and invariance checks."""

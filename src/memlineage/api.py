@@ -330,8 +330,8 @@ class Memory:
         version (seeded from the configuration file the first time)."""
         if generator is not None:
             return generator, None
-        active = release.configured(self.store, self.tenant)
-        return release.generator_for(active.config, self.tenant), active.version
+        version = release.configured(self.store, self.tenant).version
+        return self.generator(version=version), version
 
     def generator(
         self,
@@ -340,10 +340,11 @@ class Memory:
         base_url: str | None = None,
         model: str | None = None,
         config: str | os.PathLike[str] | None = None,
+        version: int | None = None,
     ) -> Generator:
-        """The generator this tenant consolidates with (docs/generators.md): its stored
-        configuration (what the configuration file would seed, while none is stored;
-        nothing is recorded here).
+        """The generator this tenant consolidates with (docs/generators.md): its active
+        stored configuration, or stored ``version`` (NotFound if there is none); while
+        none is stored, what the configuration file would seed (nothing is recorded here).
 
         ``name``, ``base_url`` and ``model`` override it field by field, for a
         one-off use (``consolidate --model``): nothing is stored. ``config`` names a
@@ -354,8 +355,11 @@ class Memory:
             return make_generator(
                 resolve(self.tenant, generator=name, base_url=base_url, model=model, config=config)
             )
-        active = release.configured(self.store, self.tenant, record=False).config
-        return release.generator_for(release.overridden(active, name, base_url, model), self.tenant)
+        if version is None:
+            chosen = release.configured(self.store, self.tenant, record=False).config
+        else:
+            chosen = release.stored_config(self.store, self.tenant, version)
+        return release.generator_for(release.overridden(chosen, name, base_url, model), self.tenant)
 
     def verify(self, generator: Generator | None = None) -> Certification:
         """Certify a generator (default: this tenant's): fixed samples and invariance checks."""

@@ -74,8 +74,15 @@ def active_config(store: Store, tenant: str, previous: bool = False) -> ActiveCo
     version = before if previous else active
     if version is None:
         return ActiveConfig(None, dict(BUILTIN_CONFIG))
-    configs = {v: c for v, c, _ in store.generator_configs(tenant)}
-    return ActiveConfig(version, configs[version])
+    return ActiveConfig(version, stored_config(store, tenant, version))
+
+
+def stored_config(store: Store, tenant: str, version: int) -> dict[str, Any]:
+    """Stored configuration ``version`` of the tenant; NotFound when there is none."""
+    for found, config, _ in store.generator_configs(tenant):
+        if found == version:
+            return config
+    raise NotFound(f"no configuration version {version}", field="version")
 
 
 def configured(store: Store, tenant: str, *, record: bool = True) -> ActiveConfig:

@@ -30,6 +30,7 @@ from memlineage.operations.worker import JobReport
 from memlineage.progress import Progress, begin
 from memlineage.raw.ingest import MAX_ID_LENGTH, parse_events, utc_now
 from memlineage.recall.context import query_terms
+from memlineage.recall.embed import DEFAULT_KIND, Embedder, identity, make_embedder
 from memlineage.recall.read import finish, gather, ranks
 from memlineage.recall.relevance import bm25
 from memlineage.recall.results import Recall, RecallSet
@@ -40,7 +41,7 @@ from memlineage.store.detect import Detection
 from memlineage.store.erase import Erased
 from memlineage.store.history import Swept
 from memlineage.store.policies import PolicyVersion, Rollout
-from memlineage.store.protocol import Appended, Job, OpResult, Store
+from memlineage.store.protocol import Appended, Embedded, Job, OpResult, Store
 
 
 def check_tenant(tenant: str) -> None:
@@ -81,6 +82,7 @@ class Memory:
         default_budget: int | None = consolidation.DEFAULT_BUDGET,
         create: bool = True,
         detect_after_add: bool = True,
+        embedder: Embedder | str | None = None,
     ):
         """Open the store at ``db`` (see ``open_store``) for ``tenant``.
 
@@ -100,6 +102,9 @@ class Memory:
         self.tenant = tenant
         self.detect_after_add = detect_after_add
         self.default_budget = default_budget
+        if isinstance(embedder, str) and embedder not in ("wordllama", "none"):
+            raise BadInput("must be an Embedder, 'wordllama' or 'none'", field="embedder")
+        self._embedder = embedder
 
     # -- raw layer --
 
@@ -578,6 +583,36 @@ class Memory:
         scripts, tests and the HTTP service's bounded ``POST /v1/jobs/run``.
         """
         return worker.drain(self.store, self.tenant, generator, retry, limit=limit)
+
+    # -- embeddings --
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder ``embed`` uses (made on first use: the default loads a model)."""
+        if self._embedder is None or isinstance(self._embedder, str):
+            self._embedder = make_embedder(self._embedder or DEFAULT_KIND)
+        return self._embedder
+
+    def embed(
+        self,
+        subject: str | None = None,
+        *,
+        limit: int | None = None,
+        progress: Progress | None = None,
+    ) -> list[Embedded]:
+        """Run the embedding job: vectors for the events that have none of this embedder.
+
+        ``subject`` None: every subject behind. The embedder becomes the tenant's
+        (a change embeds every event again; until then recall ranks the events
+        without a current vector by their words). ``Memory.add`` never embeds.
+        ``limit``: at most that many events per subject in this call.
+        """
+        store = self._validity()
+        embedder = self.embedder
+        store.set_embedder(self.tenant, identity(embedder))
+        subjects = [subject] if subject is not None else store.pending_embedding(self.tenant)
+        done = begin(progress, "embedding", None) if subjects else None
+        return [store.embed_pending(self.tenant, s, embedder, limit, done) for s in subjects]
 
     # -- lifetime --
 

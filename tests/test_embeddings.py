@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import socket
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +17,7 @@ import numpy as np
 import pytest
 
 from memlineage import Memory
+from memlineage.interfaces.cli import main
 from memlineage.recall import embed as embedding
 from memlineage.recall.embed import EmbedderId, Vectors, WordLlamaEmbedder, normalised
 from memlineage.store.base import SqlStore
@@ -216,3 +222,81 @@ def test_an_event_erased_while_it_is_embedded_gets_no_vector(memory: Memory) -> 
     assert "Never call after 9 pm." in fake.seen  # read before the erasure
     assert (run.embedded, run.through) == (4, 5)
     assert sorted(int(r[1]) for r in vector_rows(memory.store)) == [1, 2, 4, 5]  # type: ignore[arg-type]
+
+
+# -- an OpenAI-compatible endpoint, over real HTTP --
+
+
+@contextmanager
+def embeddings_server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A fake ``POST /v1/embeddings`` on 127.0.0.1: 4 unnormalised dimensions per text."""
+    seen: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append({"path": self.path, "body": body, "auth": self.headers["Authorization"]})
+            data = [
+                {"object": "embedding", "index": n, "embedding": [len(t), 1.0, 0.0, 2.0]}
+                for n, t in enumerate(body["input"])
+            ]
+            payload = json.dumps(
+                {"object": "list", "data": data[::-1], "model": body["model"],
+                 "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+            ).encode()  # fmt: skip
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_openai_compatible_endpoint_embeds_with_the_generators_key(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMLINEAGE_OPENAI_API_KEY", "sk-test-embed")
+    memory.add(EVENTS[:2])
+    with embeddings_server() as (url, seen):
+        remote = embedding.make_embedder("openai", base_url=url, model="nomic-embed-text")
+        (run,) = with_embedder(memory, remote).embed()
+    assert (run.embedded, remote.dims, remote.name) == (2, 4, "openai:nomic-embed-text")
+    assert seen[-1]["path"] == "/v1/embeddings" and seen[-1]["auth"] == "Bearer sk-test-embed"
+    assert seen[-1]["body"]["input"] == [e["text"] for e in EVENTS[:2]]
+    vectors = memory.store.vectors("acme", "user-7", ["e-1", "e-2"])
+    first = np.array([len(EVENTS[0]["text"]), 1.0, 0.0, 2.0])  # answered out of order
+    assert np.allclose(vectors["e-1"], first / np.linalg.norm(first), atol=1e-3)
+
+
+# -- the command line --
+
+
+def test_the_embed_command(db_url: str) -> None:
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add(EVENTS)
+    out = io.StringIO()
+    assert main(["embed", "--all", "--db", db_url, "--tenant", "acme", "--json"], stdout=out) == 0
+    doc = json.loads(out.getvalue())
+    assert doc["embedder"] == {
+        "name": "wordllama-l2_supercat", "version": WordLlamaEmbedder().version, "dims": 256,
+    }  # fmt: skip
+    assert [(s["subject"], s["embedded"], s["done"]) for s in doc["subjects"]] == [
+        ("user-7", 5, True)
+    ]
+    out = io.StringIO()
+    assert main(["embed", "user-7", "--db", db_url, "--tenant", "acme"], stdout=out) == 0
+    assert "user-7: 0 embedded, through seq 5 of 5" in out.getvalue()
+    assert main(["embed", "user-7", "--all", "--db", db_url]) == 2
+    assert main(["embed", "--db", db_url]) == 2
+    assert main(["embed", "--all", "--embedder", "openai", "--db", db_url]) == 2  # no model

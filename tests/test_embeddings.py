@@ -18,6 +18,7 @@ import pytest
 
 from memlineage import Memory
 from memlineage.interfaces.cli import main
+from memlineage.lineage.audit import audit_text
 from memlineage.recall import embed as embedding
 from memlineage.recall.embed import EmbedderId, Vectors, WordLlamaEmbedder, normalised
 from memlineage.store.base import SqlStore
@@ -202,11 +203,22 @@ def test_erasure_leaves_no_vector(memory: Memory) -> None:
         for file in (path, Path(f"{path}-wal")):
             if file.exists():
                 assert blob not in file.read_bytes(), file
+    report = memory.audit("user-7")
+    assert report.ok and report.to_json()["erased_vectors"] == []
     # a new embedder embeds everything again, but never the erased event
     fake = Hashed()
     with_embedder(memory, fake).embed()
     assert "Melanie enjoys pottery on weekends." not in fake.seen
     assert sorted(int(r[1]) for r in vector_rows(store)) == [1, 3, 4, 5]
+    with store._write() as tx:  # a vector left behind (by a bug) fails the audit
+        tx.execute(
+            "INSERT INTO event_vectors (tenant, subject, seq, embedder, vector)"
+            " VALUES ('acme', 'user-7', 2, 1, ?)",
+            (blob,),
+        )
+    report = memory.audit("user-7")
+    assert not report.ok and report.erased_vectors == ("e-2",)
+    assert "LEFTOVER: erased e-2 still has a vector" in audit_text(report)
 
 
 def test_an_event_erased_while_it_is_embedded_gets_no_vector(memory: Memory) -> None:

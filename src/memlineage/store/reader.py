@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memlineage.consolidation.select import DEFAULT_POLICY, TrustPolicy
+from memlineage.consolidation.select import DEFAULT_POLICY, TrustPolicy, source_state
 from memlineage.meaning import extract
 from memlineage.model import Alias, Artifact, Clock, Event, Operation
 from memlineage.recall.embed import EmbedderId, Vectors
@@ -20,7 +20,7 @@ from memlineage.store.rows import (
 )
 from memlineage.store.search import Match, TextSearch
 from memlineage.store.sql import Tx, chunks, marks
-from memlineage.store.vector_rows import read_vectors
+from memlineage.store.vector_rows import stored_vectors
 
 
 class SqlReader:
@@ -185,4 +185,8 @@ class SqlReader:
         An event without one (not embedded yet, or by another embedder) is left
         out: recall ranks it by its words. Invalid events never come back.
         """
-        return read_vectors(self.tx, self.tenant, subject, ids, embedder, self.policy)
+        found = stored_vectors(self.tx, self.tenant, subject, ids, embedder)
+        if not found:
+            return {}
+        state = source_state([e for e, _ in found], self.operations(subject), self.policy)
+        return {e.id: vector for e, vector in found if state.is_valid(e)}

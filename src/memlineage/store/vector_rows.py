@@ -1,4 +1,4 @@
-"""Stored event vectors: their bytes, and the read recall makes of them (docs/recall.md).
+"""Stored event vectors: their bytes, and the rows recall reads (docs/recall.md).
 
 A vector is stored as float16, little-endian: 2 bytes a dimension (512 at 256
 dimensions). The recall compares unit vectors whose cosines it only ranks;
@@ -8,13 +8,12 @@ float16's 11 bits of mantissa change a cosine by less than 0.001.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from memlineage.consolidation.select import DEFAULT_POLICY, TrustPolicy, source_state
+from memlineage.model import Event
 from memlineage.recall.embed import EmbedderId, Vectors
-from memlineage.store.rows import EVENT_COLUMNS, OP_COLUMNS, event_from_row, op_from_row
+from memlineage.store.rows import EVENT_COLUMNS, event_from_row
 from memlineage.store.sql import Tx, chunks, marks
 
 STORED = np.dtype("<f2")
@@ -40,26 +39,15 @@ def current_embedder(tx: Tx, tenant: str) -> tuple[int, EmbedderId] | None:
     return int(row[0]), EmbedderId(str(row[1]), str(row[2]), int(row[3]))
 
 
-def read_vectors(
-    tx: Tx,
-    tenant: str,
-    subject: str,
-    ids: Sequence[str],
-    embedder: EmbedderId | None = None,
-    policy: TrustPolicy = DEFAULT_POLICY,
-) -> dict[str, Vectors]:
-    """The vectors of those of ``ids`` that are valid events of the subject, in ``tx``'s
-    snapshot, computed by ``embedder`` (default: the tenant's current one).
-
-    An event without one (not embedded yet, or by another embedder) is missing
-    from the answer: recall ranks it by its words alone. A revoked, superseded,
-    quarantined or erased event is never returned, whatever the caller asked.
-    """
+def stored_vectors(
+    tx: Tx, tenant: str, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
+) -> list[tuple[Event, Vectors]]:
+    """The events among ``ids`` that have a vector of ``embedder`` (default: the tenant's
+    current one), with it; valid or not (the reader keeps the valid ones)."""
     wanted = _embedder_numbers(tx, tenant, embedder)
     if not wanted or not ids:
-        return {}
-    found: dict[str, Any] = {}
-    events = []
+        return []
+    found = []
     for chunk in chunks(list(dict.fromkeys(ids))):
         rows = tx.all(
             f"SELECT {_prefixed(EVENT_COLUMNS)}, v.vector FROM events e JOIN event_vectors v"
@@ -68,21 +56,8 @@ def read_vectors(
             f" AND v.embedder IN ({marks(len(wanted))})",
             (tenant, subject, *chunk, *wanted),
         )
-        for row in rows:
-            event = event_from_row(row[:-1])
-            events.append(event)
-            found[event.id] = row[-1]
-    if not events:
-        return {}
-    ops = [
-        op_from_row(r)
-        for r in tx.all(
-            f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ? ORDER BY op_seq",
-            (tenant, subject),
-        )
-    ]
-    state = source_state(events, ops, policy)
-    return {e.id: from_bytes(found[e.id]) for e in events if state.is_valid(e)}
+        found += [(event_from_row(row[:-1]), from_bytes(row[-1])) for row in rows]
+    return found
 
 
 def _embedder_numbers(tx: Tx, tenant: str, embedder: EmbedderId | None) -> list[int]:

@@ -30,7 +30,7 @@ from memlineage.store.core import StoreCore
 from memlineage.store.protocol import Embedded
 from memlineage.store.reader import SqlReader
 from memlineage.store.sql import Tx, chunks, marks
-from memlineage.store.vector_rows import current_embedder, read_vectors, to_bytes
+from memlineage.store.vector_rows import current_embedder, to_bytes
 
 EMBED_CHUNK = 512  # events read, embedded and written at a time (bounds memory and lock time)
 UPSERT = (
@@ -186,9 +186,9 @@ class VectorsMixin(StoreCore):
     def vectors(
         self, tenant: str, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
     ) -> dict[str, Vectors]:
-        """The stored vectors of valid events ``ids`` (see ``vector_rows.read_vectors``)."""
-        with self._read() as tx:
-            return read_vectors(tx, tenant, subject, ids, embedder, self.policy)
+        """The stored vectors of valid events ``ids`` (see ``SqlReader.vectors``)."""
+        with self.reader(tenant) as reader:
+            return reader.vectors(subject, ids, embedder)
 
 
 def _erased(tx: Tx, tenant: str, subject: str, ids: Sequence[str]) -> set[str]:

@@ -73,8 +73,22 @@ def vector_bytes(memory: Memory) -> int:
     return int(row[0] or 0)
 
 
+def pgvector(memory: Memory) -> str:
+    """Whether this PostgreSQL server could have pgvector (the store uses bytea either way)."""
+    with memory.store._read() as tx:  # type: ignore[attr-defined]
+        row = tx.one(
+            "SELECT default_version, installed_version FROM pg_available_extensions"
+            " WHERE name = 'vector'"
+        )
+    if row is None:
+        return "not available on this server"
+    return f"available ({row[0]}), installed: {row[1] or 'no'}"
+
+
 def job(backend: str, texts: Sequence[str], events: int) -> None:
     with open_memory(backend, "bench") as memory:
+        if backend == "postgres":
+            print(f"postgres: pgvector extension {pgvector(memory)}; vectors are bytea")
         batch = []
         for n in range(events):
             batch.append(

@@ -91,3 +91,20 @@ def test_a_store_of_schema_8_keeps_its_negations_and_catches_up_its_item_kinds(
             assert reader.stored_kinds("user-7") == StoredKinds(
                 10, {1: ("binding", "negation"), 10: ("binding", "preference")}
             )
+
+
+def test_a_store_of_schema_9_gets_vectors_for_the_events_it_had(db_url: str) -> None:
+    store_class = PostgresStore if db_url.startswith("postgresql") else SqliteStore
+    old = at_schema(store_class, 9)(db_url)
+    assert schema_version(old) == 9
+    # what schema 9 held; today's detection reads columns of later schemas
+    with Memory(store=old, tenant="acme", detect_after_add=False) as memory:
+        memory.add([{"id": f"m-{n}", "subject": "user-7", "text": f"fact {n}"} for n in range(3)])
+    with Memory(db_url, tenant="acme") as memory:
+        assert memory.store.schema_version() == memory.store.migrations()[-1][0] >= 11
+        assert memory.store.pending_embedding("acme") == []  # no embedder set yet
+        (run,) = memory.embed()
+        assert (run.embedded, run.through, run.done) == (3, 3, True)
+        assert sorted(memory.store.vectors("acme", "user-7", ["m-0", "m-1", "m-2"])) == [
+            "m-0", "m-1", "m-2",
+        ]  # fmt: skip

@@ -30,6 +30,7 @@ from memlineage.progress import Progress, begin
 from memlineage.raw.ingest import MAX_ID_LENGTH, parse_events, utc_now
 from memlineage.raw.validity import source_state
 from memlineage.recall.context import query_terms
+from memlineage.recall.embed import DEFAULT_KIND, Embedder, identity, make_embedder
 from memlineage.recall.read import finish, gather, ranks
 from memlineage.recall.relevance import bm25
 from memlineage.recall.results import Recall, RecallSet
@@ -38,6 +39,7 @@ from memlineage.store.append import MAX_NAME_BYTES, name_too_long
 from memlineage.store.protocol import (
     Appended,
     Detection,
+    Embedded,
     Erased,
     Job,
     OpResult,
@@ -86,6 +88,7 @@ class Memory:
         default_budget: int | None = consolidation.DEFAULT_BUDGET,
         create: bool = True,
         detect_after_add: bool = True,
+        embedder: Embedder | str | None = None,
     ):
         """Open the store at ``db`` (see ``open_store``) for ``tenant``.
 
@@ -105,6 +108,9 @@ class Memory:
         self.tenant = tenant
         self.detect_after_add = detect_after_add
         self.default_budget = default_budget
+        if isinstance(embedder, str) and embedder not in ("wordllama", "none"):
+            raise BadInput("must be an Embedder, 'wordllama' or 'none'", field="embedder")
+        self._embedder = embedder
 
     # -- raw layer --
 
@@ -587,6 +593,36 @@ class Memory:
         scripts, tests and the HTTP service's bounded ``POST /v1/jobs/run``.
         """
         return worker.drain(self.store, self.tenant, generator, retry, limit=limit)
+
+    # -- embeddings --
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder ``embed`` uses (made on first use: the default loads a model)."""
+        if self._embedder is None or isinstance(self._embedder, str):
+            self._embedder = make_embedder(self._embedder or DEFAULT_KIND)
+        return self._embedder
+
+    def embed(
+        self,
+        subject: str | None = None,
+        *,
+        limit: int | None = None,
+        progress: Progress | None = None,
+    ) -> list[Embedded]:
+        """Run the embedding job: vectors for the events that have none of this embedder.
+
+        ``subject`` None: every subject behind. The embedder becomes the tenant's
+        (a change embeds every event again; until then recall ranks the events
+        without a current vector by their words). ``Memory.add`` never embeds.
+        ``limit``: at most that many events per subject in this call.
+        """
+        store = self.store
+        embedder = self.embedder
+        store.set_embedder(self.tenant, identity(embedder))
+        subjects = [subject] if subject is not None else store.pending_embedding(self.tenant)
+        done = begin(progress, "embedding", None) if subjects else None
+        return [store.embed_pending(self.tenant, s, embedder, limit, done) for s in subjects]
 
     # -- lifetime --
 

@@ -6,6 +6,8 @@ and re-verifies each stored manifest's ``inputRoot`` against the raw layer: the
 hash of the canonical list of its input ids with the hashes stored now. An
 erased event keeps its hash, so erasure never breaks a manifest; anything else
 that changed an input (or lost it) is a mismatch, and a mismatch fails the audit.
+So does an erased event that still has a vector (embeddings are derived from
+its text; erasure deletes them).
 """
 
 from __future__ import annotations
@@ -35,13 +37,19 @@ class Audit:
     subject: str
     doc: dict[str, Any]
     checks: tuple[ManifestCheck, ...]
+    erased_vectors: tuple[str, ...] = ()  # erased events that still have a vector
 
     @property
     def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
+        return all(c.ok for c in self.checks) and not self.erased_vectors
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.doc, "manifests": [c.to_json() for c in self.checks], "ok": self.ok}
+        return {
+            **self.doc,
+            "manifests": [c.to_json() for c in self.checks],
+            "erased_vectors": list(self.erased_vectors),
+            "ok": self.ok,
+        }
 
 
 def verify_manifest(artifact: Artifact, events: dict[str, Event]) -> ManifestCheck:
@@ -98,7 +106,7 @@ def audit(history: SubjectHistory) -> Audit:
         ],
         "erasures": [e.to_json() for e in history.erasures],
     }
-    return Audit(history.subject, doc, checks)
+    return Audit(history.subject, doc, checks, history.erased_vectors)
 
 
 def audit_text(report: Audit) -> str:
@@ -126,6 +134,8 @@ def audit_text(report: Audit) -> str:
         lines.append(f"op {op['op_seq']}: {op['kind']} {op['target']}{other}{why}")
     for erased in doc["erasures"]:
         lines.append(f"erased {erased['event_id']} by {erased['erased_by']}: {erased['reason']}")
+    for event_id in report.erased_vectors:
+        lines.append(f"LEFTOVER: erased {event_id} still has a vector")
     return "\n".join(lines)
 
 

@@ -13,7 +13,8 @@
 - ``history``: what audit and lineage read, and the sweep of orphaned candidates;
 - ``release``: release mode, generator configurations, shadow reviews, bypass;
 - ``keys``: API keys of the HTTP service (no subject data);
-- ``evals``: stored evaluation runs (no subject data).
+- ``evals``: stored evaluation runs (no subject data);
+- ``vectors``: the embedding job, the tenant's embedder, the vectors recall reads.
 
 A backend subclass supplies connections and the SQL text that differs.
 """
@@ -30,6 +31,7 @@ from memlineage.store.operations import OperationsMixin
 from memlineage.store.release import ReleaseMixin
 from memlineage.store.schema import SchemaMixin
 from memlineage.store.switch import SwitchMixin
+from memlineage.store.vectors import VectorsMixin
 
 
 class SqlStore(
@@ -43,6 +45,7 @@ class SqlStore(
     ReleaseMixin,
     KeysMixin,
     EvalRunsMixin,
+    VectorsMixin,
 ):
     """Every transaction of memlineage; a backend subclass supplies connections."""
 

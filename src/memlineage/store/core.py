@@ -64,7 +64,7 @@ class StoreCore(abc.ABC):
     @contextmanager
     def reader(self, tenant: str) -> Iterator[SqlReader]:
         with self._read() as tx:
-            yield SqlReader(tx, tenant, self.text_search)
+            yield SqlReader(tx, tenant, self.text_search, self.policy)
 
     # -- the lock (I7) --
 

@@ -10,8 +10,9 @@ One transaction, the subject's clock lock first (I7):
    epoch and makes the event invalid for good; what derives from it goes stale;
 3. every artifact of the subject loses the claims and statements derived from
    the event and every other copy of its content (outputs, manifests, gate
-   reports, reasons); the detection index forgets its items and their kinds;
-   operations whose key was read from its text lose the key.
+   reports, reasons); the detection index forgets its items and their kinds,
+   the embeddings its vector; operations whose key was read from its text lose
+   the key.
 
 Then the backend purges what the database keeps of old row versions (SQLite:
 ``secure_delete`` zeroes freed space, and a WAL checkpoint truncates the log;
@@ -73,6 +74,10 @@ class EraseMixin(StoreCore):
             )
             tx.execute(  # no text, but derived from it; the event is invalid for good anyway
                 "DELETE FROM event_kinds WHERE tenant = ? AND subject = ? AND seq = ?",
+                (tenant, subject, event.seq),
+            )
+            tx.execute(  # a vector is derived from the text (the embedding job skips it)
+                "DELETE FROM event_vectors WHERE tenant = ? AND subject = ? AND seq = ?",
                 (tenant, subject, event.seq),
             )
             tx.execute(

@@ -87,6 +87,16 @@ class HistoryMixin(DetectionMixin):
             switches,
             erasures,
             edges,
+            tuple(
+                str(r[0])
+                for r in tx.all(
+                    "SELECT x.event_id FROM erasures x JOIN events e ON e.tenant = x.tenant"
+                    " AND e.subject = x.subject AND e.id = x.event_id JOIN event_vectors v"
+                    " ON v.tenant = e.tenant AND v.subject = e.subject AND v.seq = e.seq"
+                    " WHERE x.tenant = ? AND x.subject = ? ORDER BY x.event_id",
+                    key,
+                )
+            ),
         )
 
     # -- the sweep --

@@ -22,6 +22,7 @@ from memlineage.meaning.policy import TemporalPolicy, VersionedTrust, versioned_
 from memlineage.model import Alias, Artifact, Clock, Event, NewEvent, Operation, SwitchResult
 from memlineage.progress import Advance, Progress
 from memlineage.raw.validity import TrustPolicy
+from memlineage.recall.embed import Embedder, EmbedderId, Vectors
 from memlineage.store.search import Match
 
 
@@ -205,6 +206,7 @@ class SubjectHistory:
     switches: tuple[AliasSwitch, ...] = ()
     erasures: tuple[ErasureRecord, ...] = ()
     edges: tuple[tuple[str, str], ...] = ()  # (parent, child)
+    erased_vectors: tuple[str, ...] = ()  # erased events that still have a vector (none should)
 
 
 @dataclass(frozen=True)
@@ -282,6 +284,9 @@ class Reader(Protocol):
     def artifact(self, artifact_id: str) -> Artifact | None: ...
     def subjects(self) -> list[str]: ...
     def subjects_of_events(self, ids: Sequence[str]) -> dict[str, str]: ...
+    def vectors(
+        self, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
+    ) -> dict[str, Vectors]: ...
 
 
 class KeyStore(Protocol):
@@ -468,3 +473,43 @@ class Store(
     def resolve_conflict(self, tenant: str, conflict_id: str, winner: str) -> OpResult: ...
     def write_artifact(self, tenant: str, artifact: Artifact) -> None: ...
     def switch(self, tenant: str, artifact_id: str, *, force: bool = False) -> SwitchResult: ...
+    # -- embeddings (store/vectors.py) --
+    def set_embedder(self, tenant: str, embedder: EmbedderId) -> int: ...
+    def embedder_settings(self, tenant: str) -> tuple[int, EmbedderId] | None: ...
+    def pending_embedding(self, tenant: str) -> list[str]: ...
+    def embed_pending(
+        self,
+        tenant: str,
+        subject: str,
+        embedder: Embedder,
+        limit: int | None = None,
+        embedded: Advance | None = None,
+    ) -> Embedded: ...
+    def vectors(
+        self, tenant: str, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
+    ) -> dict[str, Vectors]: ...
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """One run of the embedding job over a subject."""
+
+    subject: str
+    embedder: int  # the tenant's embedder number the vectors are of (0: none)
+    embedded: int  # vectors this run wrote
+    through: int  # the watermark after the run
+    high_water: int
+
+    @property
+    def done(self) -> bool:
+        return self.through >= self.high_water
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "embedder": self.embedder,
+            "embedded": self.embedded,
+            "through": self.through,
+            "high_water": self.high_water,
+            "done": self.done,
+        }

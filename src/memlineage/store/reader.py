@@ -7,6 +7,8 @@ from typing import Any
 
 from memlineage.meaning import extract
 from memlineage.model import Alias, Artifact, Clock, Event, Operation
+from memlineage.raw.validity import DEFAULT_POLICY, TrustPolicy, source_state
+from memlineage.recall.embed import EmbedderId, Vectors
 from memlineage.store.protocol import Head, StoredKinds
 from memlineage.store.rows import (
     ARTIFACT_COLUMNS,
@@ -18,15 +20,23 @@ from memlineage.store.rows import (
 )
 from memlineage.store.search import Match, TextSearch
 from memlineage.store.sql import Tx, chunks, marks
+from memlineage.store.vector_rows import stored_vectors
 
 
 class SqlReader:
     """Reads of one tenant inside one snapshot."""
 
-    def __init__(self, tx: Tx, tenant: str, text_search: TextSearch | None = None):
+    def __init__(
+        self,
+        tx: Tx,
+        tenant: str,
+        text_search: TextSearch | None = None,
+        policy: TrustPolicy = DEFAULT_POLICY,
+    ):
         self.tx = tx
         self.tenant = tenant
         self.text_search = text_search
+        self.policy = policy  # the store's, for the validity check of vectors()
 
     def search(self, subject: str, terms: list[str]) -> list[Match]:
         """The ids of the subject's events that match any of ``terms``, with the
@@ -165,3 +175,18 @@ class SqlReader:
             ):
                 found[str(event_id)] = str(subject)
         return found
+
+    def vectors(
+        self, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
+    ) -> dict[str, Vectors]:
+        """The stored vectors of those of ``ids`` that are valid events of the subject in
+        this snapshot, computed by ``embedder`` (default: the tenant's current one).
+
+        An event without one (not embedded yet, or by another embedder) is left
+        out: recall ranks it by its words. Invalid events never come back.
+        """
+        found = stored_vectors(self.tx, self.tenant, subject, ids, embedder)
+        if not found:
+            return {}
+        state = source_state([e for e, _ in found], self.operations(subject), self.policy)
+        return {e.id: vector for e, vector in found if state.is_valid(e)}

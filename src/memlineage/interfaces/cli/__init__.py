@@ -14,6 +14,7 @@ from __future__ import annotations
 from memlineage.interfaces.cli import (  # noqa: F401  (each registers its commands)
     demo,
     derived,
+    embeddings,
     evaluation,
     generate,
     jobs,

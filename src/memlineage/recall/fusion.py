@@ -1,0 +1,82 @@
+"""Hybrid relevance: reciprocal rank fusion of BM25 and embedding similarity. Pure.
+
+Reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009) scores a candidate
+``sum(1 / (k + rank))`` over the rankings it appears in. It needs no
+calibration between BM25's unbounded scores and cosines in [-1, 1], which is
+why it is the usual way to fuse the two.
+
+Over the same candidates:
+
+- a BM25 score of 0 (no query word) and a missing similarity (``None``: the
+  event has no vector of the current embedder yet) leave the candidate out of
+  that ranking: it contributes nothing there, rather than a bad rank;
+- equal scores share the best rank of their group (competition ranking,
+  "1224"), so the result does not depend on the candidates' order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from memlineage.recall.embed import Vectors
+
+RRF_K = 60  # the constant of the original paper; larger flattens the head of each ranking
+
+
+def ranks(scores: Sequence[float | None], *, keep_zero: bool = True) -> list[int | None]:
+    """The 1-based rank of each score, highest first; ties share the best rank.
+
+    ``None`` (and 0 when ``keep_zero`` is false) is unranked.
+    """
+    ranked = [(s, i) for i, s in enumerate(scores) if s is not None and (keep_zero or s != 0.0)]
+    ranked.sort(key=lambda pair: -pair[0])
+    out: list[int | None] = [None] * len(scores)
+    previous: float | None = None
+    rank = 0
+    for position, (score, index) in enumerate(ranked, 1):
+        if score != previous:
+            rank, previous = position, score
+        out[index] = rank
+    return out
+
+
+def rrf(rankings: Sequence[Sequence[int | None]], k: int = RRF_K) -> list[float]:
+    """Reciprocal rank fusion of rankings of the same candidates (None: not ranked)."""
+    if k < 0:
+        raise ValueError("k must not be negative")
+    count = len(rankings[0]) if rankings else 0
+    if any(len(r) != count for r in rankings):
+        raise ValueError("every ranking must rank the same candidates")
+    fused = [0.0] * count
+    for ranking in rankings:
+        for i, rank in enumerate(ranking):
+            if rank is not None:
+                fused[i] += 1.0 / (k + rank)
+    return fused
+
+
+def fuse(bm25: Sequence[float], similarity: Sequence[float | None], k: int = RRF_K) -> list[float]:
+    """One score per candidate from its BM25 score and its cosine with the query.
+
+    A candidate with neither a query word nor a vector scores 0.
+    """
+    if len(bm25) != len(similarity):
+        raise ValueError("bm25 and similarity must score the same candidates")
+    return rrf([ranks(bm25, keep_zero=False), ranks(similarity)], k)
+
+
+def similarities(
+    query: Vectors, ids: Sequence[str], vectors: Mapping[str, Vectors]
+) -> list[float | None]:
+    """The cosine of each candidate's vector with the unit ``query`` (None: no vector).
+
+    Vectors are unit length (embed.normalised), so a dot product is the cosine.
+    """
+    present = [i for i in ids if i in vectors]
+    if not present:
+        return [None] * len(ids)
+    matrix = np.stack([vectors[i] for i in present]).astype(np.float32, copy=False)
+    found = dict(zip(present, (matrix @ np.asarray(query, np.float32)).tolist(), strict=True))
+    return [found.get(i) for i in ids]

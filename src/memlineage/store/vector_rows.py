@@ -1,0 +1,82 @@
+"""Stored event vectors: their bytes, and the rows recall reads (docs/recall.md).
+
+A vector is stored as float16, little-endian: 2 bytes a dimension (512 at 256
+dimensions). The recall compares unit vectors whose cosines it only ranks;
+float16's 11 bits of mantissa change a cosine by less than 0.001.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from memlineage.model import Event
+from memlineage.recall.embed import EmbedderId, Vectors
+from memlineage.store.rows import EVENT_COLUMNS, event_from_row
+from memlineage.store.sql import Tx, chunks, marks
+
+STORED = np.dtype("<f2")
+
+
+def to_bytes(vector: Vectors) -> bytes:
+    return np.asarray(vector, dtype=STORED).tobytes()
+
+
+def from_bytes(data: bytes | memoryview) -> Vectors:
+    return np.frombuffer(bytes(data), dtype=STORED).astype(np.float32)
+
+
+def current_embedder(tx: Tx, tenant: str) -> tuple[int, EmbedderId] | None:
+    """The tenant's embedder: its number and identity (None: never set)."""
+    row = tx.one(
+        "SELECT version, model, model_version, dims FROM embedders WHERE tenant = ?"
+        " ORDER BY version DESC LIMIT 1",
+        (tenant,),
+    )
+    if row is None:
+        return None
+    return int(row[0]), EmbedderId(str(row[1]), str(row[2]), int(row[3]))
+
+
+def stored_vectors(
+    tx: Tx, tenant: str, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
+) -> list[tuple[Event, Vectors]]:
+    """The events among ``ids`` that have a vector of ``embedder`` (default: the tenant's
+    current one), with it; valid or not (the reader keeps the valid ones)."""
+    wanted = _embedder_numbers(tx, tenant, embedder)
+    if not wanted or not ids:
+        return []
+    found = []
+    for chunk in chunks(list(dict.fromkeys(ids))):
+        rows = tx.all(
+            f"SELECT {_prefixed(EVENT_COLUMNS)}, v.vector FROM events e JOIN event_vectors v"
+            " ON v.tenant = e.tenant AND v.subject = e.subject AND v.seq = e.seq"
+            f" WHERE e.tenant = ? AND e.subject = ? AND e.id IN ({marks(len(chunk))})"
+            f" AND v.embedder IN ({marks(len(wanted))})",
+            (tenant, subject, *chunk, *wanted),
+        )
+        found += [(event_from_row(row[:-1]), from_bytes(row[-1])) for row in rows]
+    return found
+
+
+def _embedder_numbers(tx: Tx, tenant: str, embedder: EmbedderId | None) -> list[int]:
+    """The tenant's embedder numbers whose vectors ``embedder`` can be compared with."""
+    if embedder is None:
+        current = current_embedder(tx, tenant)
+        if current is None or current[1].dims == 0:
+            return []
+        embedder = current[1]
+    if embedder.dims == 0:
+        return []
+    rows = tx.all(
+        "SELECT version FROM embedders WHERE tenant = ? AND model = ? AND model_version = ?"
+        " AND dims = ?",
+        (tenant, embedder.name, embedder.version, embedder.dims),
+    )
+    return [int(r[0]) for r in rows]
+
+
+def _prefixed(columns: str) -> str:
+    """``EVENT_COLUMNS`` qualified with the events table's alias ``e``."""
+    return ", ".join(f"e.{c.strip()}" for c in columns.split(","))

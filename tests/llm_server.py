@@ -168,7 +168,7 @@ def correct_answer(doc: Doc, budget: int | None = None) -> Doc:
         )
         for e in doc["events"]
     )
-    items = tuple(Item(**i) for i in doc["mustPreserve"])
+    items = tuple(_item(i) for i in doc["mustPreserve"])
     conflicts = tuple(Conflict(**c) for c in doc["unresolvedConflicts"])
     if budget is None:
         budget = doc.get("budget")  # the fake model keeps to the budget it was given
@@ -180,6 +180,17 @@ def correct_answer(doc: Doc, budget: int | None = None) -> Doc:
     if previous:
         answer = _extend(Output.from_json(previous).to_json(), answer, conflicts)
     return answer
+
+
+def _item(shown: Doc) -> Item:
+    """An item as the prompt shows it; one from a conflict's side is a plain fact to the oracle.
+
+    The built-in generator makes every claim of a side a conflict claim itself.
+    """
+    fields = dict(shown)
+    if fields.pop("contested", None) is not None:
+        fields["kind"] = "fact"
+    return Item(**fields)
 
 
 def _extend(previous: Doc, new: Doc, conflicts: tuple[Conflict, ...]) -> Doc:

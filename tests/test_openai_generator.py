@@ -149,12 +149,12 @@ def test_a_correct_answer_is_published_with_its_costs(mem: Memory, fake: FakeSer
     assert_reader_sees_the_source(mem)
     published_only_once(mem, artifact)
     manifest = artifact.manifest
-    assert manifest.prompt_version == "consolidate-v1"
+    assert manifest.prompt_version == prompt.PROMPT_VERSION == "consolidate-v2"
     assert manifest.model_snapshot == SNAPSHOT  # what the server reported, not "fake-model"
     assert manifest.fallback is None
     [attempt] = manifest.attempts
     assert attempt["outcome"] == "passed" and attempt["modelSnapshot"] == SNAPSHOT
-    assert attempt["promptVersion"] == "consolidate-v1"
+    assert attempt["promptVersion"] == "consolidate-v2"
     assert attempt["usage"]["promptTokens"] > 0 and attempt["usage"]["totalTokens"] > 0
     assert attempt["latencyMs"] > 0 and attempt["responseFormat"] == "json_schema"
     [request] = fake.requests
@@ -378,6 +378,37 @@ def drop_statement(answer: Doc, _: Doc) -> Doc:
 def drop_field(answer: Doc, _: Doc) -> Doc:
     del answer["openItems"]
     return answer
+
+
+def copy_items_as_given(answer: Doc, shown: Doc) -> Doc:
+    """A model that gives every claim the kind of the must-preserve item it carries."""
+    kinds = {(i["key"], i["source"]): i["kind"] for i in shown["mustPreserve"]}
+    for claim in answer["claims"]:
+        for source in claim["derivedFrom"]:
+            claim["kind"] = kinds.get((claim["key"], source), claim["kind"])
+    return answer
+
+
+def test_a_model_copying_the_items_as_given_passes(mem: Memory, fake: FakeServer) -> None:
+    """The prompt shows a conflict side's items with the kind the gate wants of their claims."""
+    artifact = consolidate(mem, fake, oracle(copy_items_as_given))
+    sent = fake.requests[0].input()
+    items, [conflict] = sent["mustPreserve"], sent["unresolvedConflicts"]
+    side = [i for i in items if i["source"] == "m-4" and i["value"] != conflict["id"]]
+    assert side and all(i["kind"] == "conflict" for i in side)
+    assert all(i["contested"] == conflict["id"] for i in side)
+    [money] = [i for i in items if i["source"] == "m-3"]
+    assert money["kind"] == "money" and "contested" not in money
+    assert len(fake.requests) == 1 and artifact.manifest.fallback is None
+    assert_reader_sees_the_source(mem)
+    published_only_once(mem, artifact)
+
+
+def test_the_prompt_schema_and_gate_agree_on_conflict_sides() -> None:
+    rules = prompt.template("system.txt")
+    assert 'names a side of one has "kind": "conflict"' in " ".join(rules.split())
+    kind = prompt.output_schema()["properties"]["claims"]["items"]["properties"]["kind"]
+    assert '"conflict" for every claim whose derivedFrom names a side' in kind["description"]
 
 
 MALFORMED = '{"claims": [{"key": "global/number/daily-run", "value": 5'

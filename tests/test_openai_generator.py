@@ -375,6 +375,26 @@ def drop_statement(answer: Doc, _: Doc) -> Doc:
     return answer
 
 
+def _statement(answer: Doc, source: str) -> Doc:
+    statement: Doc = next(s for s in answer["statements"] if source in s["derivedFrom"])
+    return statement
+
+
+def move_date(answer: Doc, _: Doc) -> Doc:
+    _statement(answer, "m-2")["at"] = "2023-03-25T10:00:00Z"
+    return answer
+
+
+def invent_project(answer: Doc, _: Doc) -> Doc:
+    _statement(answer, "m-3")["project"] = "zeus"
+    return answer
+
+
+def stronger_kind(answer: Doc, _: Doc) -> Doc:
+    _statement(answer, "m-1")["kind"] = "constraint"
+    return answer
+
+
 def drop_field(answer: Doc, _: Doc) -> Doc:
     del answer["openItems"]
     return answer
@@ -421,6 +441,9 @@ MUTATIONS: dict[str, tuple[Callable[[], Action], str, str]] = {
     "dropped_statement": (lambda: oracle(drop_statement), "statement_missing", "m-2"),
     "invented_claim": (lambda: oracle(invent_claim), "unsupported_claim", "global/number/budget"),
     "contested_as_fact": (lambda: oracle(contested_as_fact), "conflict_asserted", "date"),
+    "moved_date": (lambda: oracle(move_date), "statement_at_unsupported", "2023-03-25"),
+    "invented_project": (lambda: oracle(invent_project), "statement_project_unsupported", "zeus"),
+    "stronger_kind": (lambda: oracle(stronger_kind), "statement_kind_unsupported", "constraint"),
     "missing_field": (lambda: oracle(drop_field), "parse_missing_field", "openItems"),
     "malformed_json": (lambda: content(MALFORMED), "parse_not_json", ""),
     "empty_answer": (lambda: content(""), "parse_not_json", ""),

@@ -507,6 +507,8 @@ def test_rejected_twice_publishes_the_builtin_output(
     assert [a["outcome"] for a in manifest.attempts] == ["rejected", "rejected"]
     assert {a["artifactId"] for a in manifest.attempts} == {r.id for r in rejected}
     assert artifact.reason is not None and "fallback" in artifact.reason
+    [published] = by_status(mem)[ArtifactStatus.PUBLISHED]  # as `artifacts` lists it
+    assert published.reason == artifact.reason and code in published.reason
     assert_reader_sees_the_source(mem)
     published_only_once(mem, artifact)
 

@@ -10,7 +10,9 @@ parsed and gated. For a :class:`ChatGenerator` (a model behind an API):
    fails the generation.
 2. Each answer is parsed and gated against everything consolidated so far.
 3. Bounded repair: a rejected answer is asked for once more, with the failure
-   codes and the items, claims and events they name.
+   codes and the items, claims and events they name. An answer cut at the
+   token limit (``finish_reason: "length"``) is not repaired: its events are
+   asked for again in chunks of half as many (one event: the fallback).
 4. When the repair is rejected too, or a call fails (timeout, 429 or 5xx after
    the retries, a refused request), every attempt is kept as its own
    artifact, ``rejected`` with its gate report (``failed`` when there was no

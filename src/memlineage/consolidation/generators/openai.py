@@ -6,10 +6,14 @@ usage and latency; the parser, the gate, bounded repair and the fallback to the
 built-in generator live in :mod:`memlineage.consolidation.generation`.
 
 * Structured output: a JSON schema (``response_format`` ``json_schema``) where
-  the server takes it; when a server refuses it (HTTP 400 naming the response
-  format), plain JSON mode (``json_object``), and when it refuses that too, no
-  response format at all (the prompt still asks for JSON only). The format
-  that worked is kept for the generator's later calls and recorded per attempt.
+  the server takes it; when a server refuses it (a message naming the response
+  format, whatever the status: llama.cpp answers 500), plain JSON mode
+  (``json_object``), and when it refuses that too, no response format at all
+  (the prompt still asks for JSON only). The format that worked is remembered
+  per endpoint and model for the process and recorded per attempt.
+* Every request carries a token limit (``max_tokens``): the configured
+  ``max_output_tokens``, else half the context window (at most 16,000). The
+  window is ``context_tokens``, else what ``GET /models`` reports, else 8,192.
 * ``temperature`` and ``seed`` are sent only when configured; a server that
   refuses one of them (HTTP 400 naming it) is asked again without it.
 * A timeout per HTTP call; retries with exponential backoff on 429 and 5xx

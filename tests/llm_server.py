@@ -9,7 +9,19 @@ would, extended by the previous output when the prompt carries one; an
 
 Once the script is spent, every request gets ``default`` (an oracle unless
 told). Actions: ``oracle(mutate=None)``, ``content(text)``, ``status(code, message,
-headers)``, ``empty_body()``, ``stall(seconds)``.
+headers)``, ``empty_body()``, ``stall(seconds)``, ``loop()`` (a model that
+repeats itself until its token limit).
+
+Like the servers people run, whatever the action:
+
+* an answer longer than the request's ``max_tokens`` (4 characters a token) is
+  cut there, with ``finish_reason: "length"``;
+* ``flavour="openai"`` refuses ``json_schema`` with HTTP 400 naming the format
+  (``refuse_json_schema=True`` says the same);
+* ``flavour="llama.cpp"`` behaves like llama.cpp's server: HTTP 500 on
+  ``json_schema`` with its message, answers in a ```` ```json ```` fence, and
+  ``GET /v1/models`` reports the model's window (``meta.n_ctx_train``, 8,192
+  unless told).
 """
 
 from __future__ import annotations
@@ -65,6 +77,19 @@ def stall(seconds: float) -> Action:
     return Action("stall", seconds=seconds)
 
 
+def loop() -> Action:
+    return Action("loop")
+
+
+# llama.cpp's server, asked for a json_schema response format (HTTP 500)
+LLAMA_CPP_FORMAT_ERROR = (
+    'response_format type must be one of "text" or "json_object", but got: json_schema'
+)
+OPENAI_FORMAT_ERROR = (
+    "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model."
+)
+
+
 @dataclass
 class Recorded:
     body: Doc
@@ -88,6 +113,9 @@ class FakeServer:
     script: list[Action] = field(default_factory=list)
     requests: list[Recorded] = field(default_factory=list)
     refuse_json_schema: bool = False
+    flavour: str = "openai"  # or "llama.cpp"
+    window: int = 8192  # what a llama.cpp flavour reports on GET /v1/models
+    models_requests: int = 0
     budget: int | None = None  # the oracle's token budget: 0 leaves narrative to cold
     default: Action = field(default_factory=lambda: oracle())  # once the script is spent
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -99,11 +127,16 @@ class FakeServer:
         refuse_json_schema: bool = False,
         budget: int | None = None,
         default: Action | None = None,
+        flavour: str = "openai",
+        window: int = 8192,
     ) -> None:
         with self.lock:
             self.script = list(actions)
             self.requests = []
             self.refuse_json_schema = refuse_json_schema
+            self.flavour = flavour
+            self.window = window
+            self.models_requests = 0
             self.budget = budget
             self.default = default or oracle()
         self.release.clear()
@@ -135,7 +168,7 @@ def correct_answer(doc: Doc, budget: int | None = None) -> Doc:
         )
         for e in doc["events"]
     )
-    items = tuple(Item(**i) for i in doc["mustPreserve"])
+    items = tuple(_item(i) for i in doc["mustPreserve"])
     conflicts = tuple(Conflict(**c) for c in doc["unresolvedConflicts"])
     if budget is None:
         budget = doc.get("budget")  # the fake model keeps to the budget it was given
@@ -147,6 +180,17 @@ def correct_answer(doc: Doc, budget: int | None = None) -> Doc:
     if previous:
         answer = _extend(Output.from_json(previous).to_json(), answer, conflicts)
     return answer
+
+
+def _item(shown: Doc) -> Item:
+    """An item as the prompt shows it; one from a conflict's side is a plain fact to the oracle.
+
+    The built-in generator makes every claim of a side a conflict claim itself.
+    """
+    fields = dict(shown)
+    if fields.pop("contested", None) is not None:
+        fields["kind"] = "fact"
+    return Item(**fields)
 
 
 def _extend(previous: Doc, new: Doc, conflicts: tuple[Conflict, ...]) -> Doc:
@@ -171,7 +215,10 @@ def _extend(previous: Doc, new: Doc, conflicts: tuple[Conflict, ...]) -> Doc:
     return merged
 
 
-def _completion(text: str, model: str, prompt_chars: int) -> Doc:
+def _completion(text: str, model: str, prompt_chars: int, limit: int | None = None) -> Doc:
+    finish = "stop"
+    if limit is not None and len(text) // 4 > limit:  # the model stops at its token limit
+        text, finish = text[: limit * 4], "length"
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -181,7 +228,7 @@ def _completion(text: str, model: str, prompt_chars: int) -> Doc:
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
+                "finish_reason": finish,
             }
         ],
         "usage": {
@@ -199,6 +246,17 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
 
+        def do_GET(self) -> None:
+            if not self.path.rstrip("/").endswith("/models"):
+                self._json(404, _error("not found"))
+                return
+            with server.lock:
+                server.models_requests += 1
+            entry: Doc = {"id": "fake-model", "object": "model", "owned_by": "fake"}
+            if server.flavour == "llama.cpp":
+                entry["meta"] = {"n_ctx_train": server.window, "n_vocab": 49152}
+            self._json(200, {"object": "list", "data": [entry]})
+
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", 0))
             raw = self.rfile.read(length)
@@ -206,8 +264,11 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             action = server.next_action(body, headers)
             fmt = (body.get("response_format") or {}).get("type")
-            if server.refuse_json_schema and fmt == "json_schema":
-                self._json(400, _error("response_format json_schema is not supported"))
+            if fmt == "json_schema" and server.flavour == "llama.cpp":
+                self._json(500, _error(LLAMA_CPP_FORMAT_ERROR, "server_error"))
+                return
+            if fmt == "json_schema" and server.refuse_json_schema:
+                self._json(400, _error(OPENAI_FORMAT_ERROR))
                 return
             if action.kind == "status":
                 extra = dict(action.headers)
@@ -219,7 +280,10 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 answer = correct_answer(input_document(body["messages"]), server.budget)
                 self._send_text(answer, body, raw)
             elif action.kind == "content":
-                self._json(200, _completion(action.text, SNAPSHOT, len(raw)))
+                self._json(200, _completion(action.text, SNAPSHOT, len(raw), _limit(body)))
+            elif action.kind == "loop":
+                text = '{"claims": [' + '{"key": "again", ' * (4 * (_limit(body) or 100_000))
+                self._json(200, _completion(text, SNAPSHOT, len(raw), _limit(body)))
             else:
                 answer = correct_answer(input_document(body["messages"]), server.budget)
                 if action.mutate is not None:
@@ -227,7 +291,10 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 self._send_text(answer, body, raw)
 
         def _send_text(self, answer: Doc, body: Doc, raw: bytes) -> None:
-            self._json(200, _completion(json.dumps(answer), SNAPSHOT, len(raw)))
+            text = json.dumps(answer)
+            if server.flavour == "llama.cpp":
+                text = f"```json\n{text}\n```"  # what small models write in plain JSON mode
+            self._json(200, _completion(text, SNAPSHOT, len(raw), _limit(body)))
 
         def _json(self, code: int, doc: Doc, headers: dict[str, str] | None = None) -> None:
             self._send(code, json.dumps(doc).encode(), {"content-type": "application/json",
@@ -247,8 +314,13 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _error(message: str) -> Doc:
-    return {"error": {"message": message, "type": "invalid_request_error", "code": None}}
+def _limit(body: Doc) -> int | None:
+    limit = body.get("max_tokens", body.get("max_completion_tokens"))
+    return int(limit) if limit is not None else None
+
+
+def _error(message: str, kind: str = "invalid_request_error") -> Doc:
+    return {"error": {"message": message, "type": kind, "code": None}}
 
 
 @contextmanager

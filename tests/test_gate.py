@@ -21,7 +21,7 @@ from memlineage.consolidation.parse import parse_output
 from memlineage.consolidation.samples import BY_NAME, SAMPLES, Sample, ev
 from memlineage.meaning.extract import expected_open_items, extract_items, text_values
 from memlineage.meaning.values import canonical
-from memlineage.model import Claim, Conflict, GateReport, Item, Output, Statement
+from memlineage.model import Claim, Conflict, Event, GateReport, Item, Output, Statement
 
 
 def codes(report: GateReport) -> set[str]:
@@ -339,6 +339,37 @@ def _statement_mutants(sample: Sample, output: Output) -> Iterator[Mutant]:
         if statement.contested is not None:
             bare = replace(statement, contested=None)
             yield "remove_contested", name, _restate(output, n, bare), {name}
+        yield from _field_mutants(sample, output, n)
+
+
+def _field_mutants(sample: Sample, output: Output, n: int) -> Iterator[Mutant]:
+    """Move a statement's date, put it under another project, give it a kind none supports."""
+    statement, name = output.statements[n], f"statements[{n}]"
+    events = {e.id: e for e in sample.events}
+    cited = [events[s] for s in statement.derived_from]
+    if statement.at is not None:
+        for at in ("2024-03-25T10:00:00Z", "2023-03-01T10:00:00Z", "2024-03-01T10:00:00-14:00"):
+            if at != statement.at:
+                moved = replace(statement, at=at)
+                yield "move_date", f"{name} {at}", _restate(output, n, moved), {name}
+        yield (
+            "move_date",
+            f"{name} undated",
+            _restate(output, n, replace(statement, at=None)),
+            {name},
+        )
+    for project in ("zeus", None, *sorted({e.project for e in sample.events if e.project})):
+        if project not in {e.project for e in cited}:
+            moved = replace(statement, project=project)
+            yield "change_project", f"{name} {project}", _restate(output, n, moved), {name}
+    said = {e.kind for e in cited}
+    said |= {i.kind for i in sample.items() if i.source in statement.derived_from}
+    for kind in ("constraint", "decision", "preference", "task"):
+        opened = kind == "task" and set(statement.derived_from) & set(output.open_items)
+        if kind not in said and not opened:
+            stronger = replace(statement, kind=kind)
+            yield "change_kind", f"{name} {kind}", _restate(output, n, stronger), {name}
+            break
 
 
 def _restate(output: Output, index: int, statement: Statement) -> Output:
@@ -360,6 +391,9 @@ EXPECTED = {
     "cite_wrong_event": {"statement_unsupported"},
     "insert_number": {"statement_value_unsupported"},
     "remove_contested": {"conflict_asserted"},
+    "move_date": {"statement_at_unsupported"},
+    "change_project": {"statement_project_unsupported"},
+    "change_kind": {"statement_kind_unsupported"},
 }
 
 
@@ -403,6 +437,58 @@ def test_failures_are_reported_once_per_offence_and_serialise() -> None:
     assert len(set(report.failures)) == len(report.failures)
     assert report.to_json()["failures"][0]["code"] in CODES
     assert dataclasses.asdict(report)["passed"] is False
+
+
+def _tea() -> tuple[list[Event], list[Item], Output]:
+    """A preference and its reversal, as the reader's recall orders them by date."""
+    events = [
+        ev("m-1", "I love green tea.", at="2024-03-06T09:00:00Z", kind="preference"),
+        ev("m-2", "I no longer drink green tea.", at="2024-03-25T09:00:00Z", project="home"),
+    ]
+    output = parse_output(DeterministicGenerator().generate(
+        GenerationRequest("user-7", tuple(events), (), (), ())))  # fmt: skip
+    return events, [], output
+
+
+def _fields(output: Output, **changes: Any) -> Output:
+    return _restate(output, 0, replace(output.statements[0], **changes))
+
+
+def test_a_statement_shows_its_event_s_date_project_and_kind() -> None:
+    events, items, output = _tea()
+    assert check(items, (), (), output, events).passed
+    for changes, code in [
+        ({"at": "2024-03-25T09:00:00Z"}, "statement_at_unsupported"),  # above its reversal
+        ({"at": None}, "statement_at_unsupported"),
+        ({"at": "not a date"}, "statement_at_unsupported"),
+        ({"project": "zeus"}, "statement_project_unsupported"),
+        ({"project": "home"}, "statement_project_unsupported"),  # another event's project
+        ({"kind": "constraint"}, "statement_kind_unsupported"),
+        ({"kind": "fact"}, "statement_kind_unsupported"),  # no item: not a fact
+    ]:
+        report = check(items, (), (), _fields(output, **changes), events)
+        assert [(f.code, f.item) for f in report.failures] == [(code, "statements[0]")], changes
+    same_instant = _fields(output, at="2024-03-06T10:00:00+01:00")
+    assert check(items, (), (), same_instant, events).passed
+    assert check(items, (), (), _fields(output, kind=None), events).passed
+
+
+def test_a_statement_of_several_events_may_carry_a_date_within_theirs() -> None:
+    events, items, output = _tea()
+    both = replace(output.statements[1], derived_from=("m-1", "m-2"), project=None)
+    merged = replace(output, statements=(both,))
+    for at, passed in [
+        ("2024-03-25T09:00:00Z", True),  # the newest, as the built-in generator writes it
+        ("2024-03-06T09:00:00Z", True),
+        ("2024-03-10T00:00:00Z", True),
+        ("2024-03-26T09:00:00Z", False),
+        ("2024-03-05T09:00:00Z", False),
+    ]:
+        report = check(items, (), (), _restate(merged, 0, replace(both, at=at)), events)
+        assert report.passed is passed, (at, report.failures)
+    # the project must be one of theirs: m-2's "home" or m-1's none
+    home = _restate(merged, 0, replace(both, project="home"))
+    assert check(items, (), (), home, events).passed
 
 
 def test_claims_with_empty_lineage_are_unsupported() -> None:

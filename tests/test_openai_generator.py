@@ -24,6 +24,7 @@ from llm_server import (
     FakeServer,
     content,
     empty_body,
+    loop,
     oracle,
     running,
     stall,
@@ -35,7 +36,12 @@ from memlineage.consolidation.generators import prompt
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.chat import ChatGenerator
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
-from memlineage.consolidation.generators.openai import OpenAIConfig, OpenAIGenerator, count_tokens
+from memlineage.consolidation.generators.openai import (
+    OpenAIConfig,
+    OpenAIGenerator,
+    count_tokens,
+    forget_endpoints,
+)
 from memlineage.model import EVENT_KINDS, Artifact, ArtifactStatus, Event
 from memlineage.operations.worker import TimeLimited, tenant_generator
 from memlineage.recall.results import Recall
@@ -60,6 +66,14 @@ EVENTS = [
 def fake() -> Iterator[FakeServer]:
     with running() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def fresh_endpoints() -> Iterator[None]:
+    """What a server was seen to accept is remembered per process: not across tests."""
+    forget_endpoints()
+    yield
+    forget_endpoints()
 
 
 @pytest.fixture
@@ -136,12 +150,12 @@ def test_a_correct_answer_is_published_with_its_costs(mem: Memory, fake: FakeSer
     assert_reader_sees_the_source(mem)
     published_only_once(mem, artifact)
     manifest = artifact.manifest
-    assert manifest.prompt_version == "consolidate-v1"
+    assert manifest.prompt_version == prompt.PROMPT_VERSION == "consolidate-v2"
     assert manifest.model_snapshot == SNAPSHOT  # what the server reported, not "fake-model"
     assert manifest.fallback is None
     [attempt] = manifest.attempts
     assert attempt["outcome"] == "passed" and attempt["modelSnapshot"] == SNAPSHOT
-    assert attempt["promptVersion"] == "consolidate-v1"
+    assert attempt["promptVersion"] == "consolidate-v2"
     assert attempt["usage"]["promptTokens"] > 0 and attempt["usage"]["totalTokens"] > 0
     assert attempt["latencyMs"] > 0 and attempt["responseFormat"] == "json_schema"
     [request] = fake.requests
@@ -169,6 +183,151 @@ def test_a_server_without_json_schema_gets_plain_json_mode(mem: Memory, fake: Fa
     assert formats == ["json_schema", "json_object"]
     assert artifact.manifest.fallback is None
     assert artifact.manifest.attempts[0]["responseFormat"] == "json_object"
+    assert_reader_sees_the_source(mem)
+
+
+def formats_asked(fake: FakeServer) -> list[str | None]:
+    return [(r.body.get("response_format") or {}).get("type") for r in fake.requests]
+
+
+def test_a_llama_cpp_server_is_asked_in_json_mode_after_its_500(
+    mem: Memory, fake: FakeServer
+) -> None:
+    """llama.cpp refuses json_schema with HTTP 500: the model is asked, not the fallback."""
+    sleeps = Sleeps()
+    fake.reset(flavour="llama.cpp")
+    artifact = mem.consolidate("user-7", make_generator(fake, sleeps)).artifact
+    assert formats_asked(fake) == ["json_schema", "json_object"]
+    assert sleeps == []  # a refusal of the format is no server error to wait out
+    assert artifact.manifest.fallback is None and artifact.manifest.model_snapshot == SNAPSHOT
+    [attempt] = artifact.manifest.attempts
+    assert attempt["responseFormat"] == "json_object"
+    assert attempt["refusedFormats"] == ["json_schema"] and attempt["httpCalls"] == 2
+    assert_reader_sees_the_source(mem)
+    published_only_once(mem, artifact)
+
+
+@pytest.mark.parametrize("flavour", ["llama.cpp", "openai"])
+def test_the_working_format_is_remembered_per_endpoint_and_model(
+    mem: Memory, fake: FakeServer, flavour: str
+) -> None:
+    fake.reset(flavour=flavour, refuse_json_schema=True)
+    mem.consolidate("user-7", make_generator(fake), force=True)
+    assert formats_asked(fake) == ["json_schema", "json_object"]
+    fake.reset(flavour=flavour, refuse_json_schema=True)
+    artifact = mem.consolidate("user-7", make_generator(fake), force=True).artifact
+    assert formats_asked(fake) == ["json_object"]  # a new generator asks what worked at once
+    assert artifact.manifest.attempts[0]["refusedFormats"] == []
+    fake.reset(flavour=flavour, refuse_json_schema=True)
+    mem.consolidate("user-7", make_generator(fake, model="other-model"), force=True)
+    assert formats_asked(fake) == ["json_schema", "json_object"]  # another model: asked anew
+
+
+def test_a_500_that_names_no_format_is_still_a_server_error(mem: Memory, fake: FakeServer) -> None:
+    sleeps = Sleeps()
+    fake.reset(status(500, "out of memory"), oracle())
+    mem.consolidate("user-7", make_generator(fake, sleeps))
+    assert formats_asked(fake) == ["json_schema", "json_schema"] and len(sleeps) == 1
+
+
+# ---------------------------------------------------------------------------
+# the token limit: always sent; an answer cut by it is split, never repaired
+
+
+def test_every_request_carries_a_token_limit(mem: Memory, fake: FakeServer) -> None:
+    consolidate(mem, fake, oracle(flip_polarity), oracle())  # a first answer and its repair
+    consolidate(mem, fake, oracle(), max_output_tokens=3000)
+    fake.reset(flavour="llama.cpp")
+    mem.consolidate("user-7", make_generator(fake), force=True)
+    assert len(fake.requests) == 2
+    limits = [r.body.get("max_tokens") for r in fake.requests]
+    assert limits == [4096, 4096]  # half the 8,192 window the server reported
+
+
+def test_a_server_wanting_max_completion_tokens_gets_it(mem: Memory, fake: FakeServer) -> None:
+    refusal = "Unsupported parameter: 'max_tokens' is not supported with this model. " \
+        "Use 'max_completion_tokens' instead."  # fmt: skip
+    artifact = consolidate(mem, fake, status(400, refusal), oracle())
+    first, second = fake.requests
+    assert "max_tokens" in first.body and "max_tokens" not in second.body
+    assert second.body["max_completion_tokens"] == first.body["max_tokens"]
+    assert artifact.manifest.fallback is None
+
+
+def test_an_answer_cut_at_the_limit_is_split_not_repaired(mem: Memory, fake: FakeServer) -> None:
+    artifact = consolidate(mem, fake, loop())
+    assert not any(r.is_repair for r in fake.requests)  # a cut answer is never repaired
+    shown = [[e["id"] for e in r.input()["events"]] for r in fake.requests]
+    ids = [e["id"] for e in EVENTS]
+    assert shown[0] == ids and shown[1] == ids[:3]  # the same events again, half at a time
+    assert [e for chunk in shown[1:] for e in chunk] == ids
+    first = artifact.manifest.attempts[0]
+    assert first["outcome"] == "failed" and first["failures"] == ["generation_truncated"]
+    assert first["finishReason"] == "length" and first["usage"]["completionTokens"] > 0
+    [failed] = by_status(mem)[ArtifactStatus.FAILED]
+    assert failed.gate.failures[0].code == "generation_truncated"
+    assert artifact.manifest.fallback is None
+    assert [a["outcome"] for a in artifact.manifest.attempts[1:]] == ["passed", "passed"]
+    assert_reader_sees_the_source(mem)
+    published_only_once(mem, artifact)
+
+
+def test_a_single_event_cut_at_the_limit_falls_back(memory: Memory, fake: FakeServer) -> None:
+    memory.add([EVENTS[0]])
+    fake.reset(default=loop())
+    artifact = memory.consolidate("user-7", make_generator(fake)).artifact
+    assert len(fake.requests) == 1
+    assert artifact.manifest.fallback is not None and "truncated" in artifact.manifest.fallback
+    assert artifact.reason is not None and "truncated" in artifact.reason
+    assert memory.recall("user-7").artifact_id == artifact.id
+
+
+# ---------------------------------------------------------------------------
+# the context window: configured, else reported by the endpoint, else 8,192
+
+
+def test_the_window_is_asked_of_the_endpoint_once(mem: Memory, fake: FakeServer) -> None:
+    fake.reset(flavour="llama.cpp", window=32768)
+    artifact = mem.consolidate("user-7", make_generator(fake), force=True).artifact
+    assert artifact.manifest.attempts[0]["contextTokens"] == 32768
+    assert fake.requests[-1].body["max_tokens"] == 16000
+    mem.consolidate("user-7", make_generator(fake), force=True)
+    assert fake.models_requests == 1  # remembered per endpoint and model
+
+
+def test_without_a_reported_window_the_default_is_8192(mem: Memory, fake: FakeServer) -> None:
+    fake.reset()  # an OpenAI-like endpoint: /v1/models names no window
+    artifact = mem.consolidate("user-7", make_generator(fake)).artifact
+    assert artifact.manifest.attempts[0]["contextTokens"] == 8192
+    assert fake.requests[0].body["max_tokens"] == 4096
+
+
+def test_a_configured_window_wins_and_is_not_asked(mem: Memory, fake: FakeServer) -> None:
+    fake.reset(flavour="llama.cpp")
+    artifact = mem.consolidate(
+        "user-7", make_generator(fake, context_tokens=100_000, max_output_tokens=2000)
+    ).artifact
+    assert fake.models_requests == 0
+    assert artifact.manifest.attempts[0]["contextTokens"] == 100_000
+    assert fake.requests[-1].body["max_tokens"] == 2000
+
+
+def test_an_8k_window_is_chunked_so_prompt_and_answer_fit(mem: Memory, fake: FakeServer) -> None:
+    review = "the weekly review covers the roadmap, the hiring plan, the office move and the " \
+        "budget of the quarter. "  # fmt: skip
+    name = [chr(97 + i % 26) * (1 + i // 26) for i in range(30)]  # no digits: nothing to keep
+    notes = [event(f"n-{i:02d}", f"Note {name[i]}: " + review * 3) for i in range(30)]
+    mem.add(notes)
+    fake.reset(flavour="llama.cpp", budget=0)
+    generator = make_generator(fake)
+    artifact = mem.consolidate("user-7", generator).artifact
+    assert len(fake.requests) >= 3  # json_schema refused, then at least two chunks
+    for request in fake.requests:
+        sent = sum(count_tokens(m["content"]) + 4 for m in request.messages)
+        assert sent <= 8192 - request.body["max_tokens"]
+    shown = [e["id"] for r in fake.requests[1:] for e in r.input()["events"]]
+    assert shown == [e["id"] for e in EVENTS + notes]
+    assert artifact.manifest.fallback is None
     assert_reader_sees_the_source(mem)
 
 
@@ -217,9 +376,60 @@ def drop_statement(answer: Doc, _: Doc) -> Doc:
     return answer
 
 
+def _statement(answer: Doc, source: str) -> Doc:
+    statement: Doc = next(s for s in answer["statements"] if source in s["derivedFrom"])
+    return statement
+
+
+def move_date(answer: Doc, _: Doc) -> Doc:
+    _statement(answer, "m-2")["at"] = "2023-03-25T10:00:00Z"
+    return answer
+
+
+def invent_project(answer: Doc, _: Doc) -> Doc:
+    _statement(answer, "m-3")["project"] = "zeus"
+    return answer
+
+
+def stronger_kind(answer: Doc, _: Doc) -> Doc:
+    _statement(answer, "m-1")["kind"] = "constraint"
+    return answer
+
+
 def drop_field(answer: Doc, _: Doc) -> Doc:
     del answer["openItems"]
     return answer
+
+
+def copy_items_as_given(answer: Doc, shown: Doc) -> Doc:
+    """A model that gives every claim the kind of the must-preserve item it carries."""
+    kinds = {(i["key"], i["source"]): i["kind"] for i in shown["mustPreserve"]}
+    for claim in answer["claims"]:
+        for source in claim["derivedFrom"]:
+            claim["kind"] = kinds.get((claim["key"], source), claim["kind"])
+    return answer
+
+
+def test_a_model_copying_the_items_as_given_passes(mem: Memory, fake: FakeServer) -> None:
+    """The prompt shows a conflict side's items with the kind the gate wants of their claims."""
+    artifact = consolidate(mem, fake, oracle(copy_items_as_given))
+    sent = fake.requests[0].input()
+    items, [conflict] = sent["mustPreserve"], sent["unresolvedConflicts"]
+    side = [i for i in items if i["source"] == "m-4" and i["value"] != conflict["id"]]
+    assert side and all(i["kind"] == "conflict" for i in side)
+    assert all(i["contested"] == conflict["id"] for i in side)
+    [money] = [i for i in items if i["source"] == "m-3"]
+    assert money["kind"] == "money" and "contested" not in money
+    assert len(fake.requests) == 1 and artifact.manifest.fallback is None
+    assert_reader_sees_the_source(mem)
+    published_only_once(mem, artifact)
+
+
+def test_the_prompt_schema_and_gate_agree_on_conflict_sides() -> None:
+    rules = prompt.template("system.txt")
+    assert 'names a side of one has "kind": "conflict"' in " ".join(rules.split())
+    kind = prompt.output_schema()["properties"]["claims"]["items"]["properties"]["kind"]
+    assert '"conflict" for every claim whose derivedFrom names a side' in kind["description"]
 
 
 MALFORMED = '{"claims": [{"key": "global/number/daily-run", "value": 5'
@@ -232,6 +442,9 @@ MUTATIONS: dict[str, tuple[Callable[[], Action], str, str]] = {
     "dropped_statement": (lambda: oracle(drop_statement), "statement_missing", "m-2"),
     "invented_claim": (lambda: oracle(invent_claim), "unsupported_claim", "global/number/budget"),
     "contested_as_fact": (lambda: oracle(contested_as_fact), "conflict_asserted", "date"),
+    "moved_date": (lambda: oracle(move_date), "statement_at_unsupported", "2023-03-25"),
+    "invented_project": (lambda: oracle(invent_project), "statement_project_unsupported", "zeus"),
+    "stronger_kind": (lambda: oracle(stronger_kind), "statement_kind_unsupported", "constraint"),
     "missing_field": (lambda: oracle(drop_field), "parse_missing_field", "openItems"),
     "malformed_json": (lambda: content(MALFORMED), "parse_not_json", ""),
     "empty_answer": (lambda: content(""), "parse_not_json", ""),
@@ -295,6 +508,8 @@ def test_rejected_twice_publishes_the_builtin_output(
     assert [a["outcome"] for a in manifest.attempts] == ["rejected", "rejected"]
     assert {a["artifactId"] for a in manifest.attempts} == {r.id for r in rejected}
     assert artifact.reason is not None and "fallback" in artifact.reason
+    [published] = by_status(mem)[ArtifactStatus.PUBLISHED]  # as `artifacts` lists it
+    assert published.reason == artifact.reason and code in published.reason
     assert_reader_sees_the_source(mem)
     published_only_once(mem, artifact)
 

@@ -58,6 +58,46 @@ def test_accepts_json_text_and_bytes() -> None:
     assert parse_output(json.dumps(good()).encode()).to_json() == good()
 
 
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        "```json\n{}\n```",
+        "```\n{}\n```",
+        "  ```JSON\n{}\n```\n",
+        "```json\r\n{}\r\n```",
+    ],
+)
+def test_one_fenced_block_around_a_valid_document_is_accepted(wrap: str) -> None:
+    text = json.dumps(good(), indent=2)
+    assert parse_output(wrap.replace("{}", text)) == parse_output(text)
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        "Here it is:\n```json\n{}\n```",  # words before the fence
+        "```json\n{}\n```\nHope this helps!",  # words after it
+        "```json\n{}\n```\n```json\n{}\n```",  # two blocks
+        "```json\n{}",  # never closed
+        "```python\n{}\n```",  # not JSON's fence
+        "```json {} ```",  # not a block
+    ],
+)
+def test_anything_but_exactly_one_fenced_block_is_not_json(wrap: str) -> None:
+    text = json.dumps(good())
+    with pytest.raises(OutputRejected) as raised:
+        parse_output(wrap.replace("{}", text))
+    assert raised.value.code == "not_json"
+
+
+def test_inside_a_fence_the_parser_is_as_strict() -> None:
+    doc = good()
+    doc["extra"] = 1
+    with pytest.raises(OutputRejected) as raised:
+        parse_output(f"```json\n{json.dumps(doc)}\n```")
+    assert (raised.value.code, raised.value.field) == ("unknown_field", "extra")
+
+
 def test_rejection_is_a_memlineage_error_with_exit_code_1() -> None:
     exc = rejected({})
     assert isinstance(exc, MemlineageError)

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from llm_server import Doc, FakeServer, oracle, running
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.generators.openai import OpenAIConfig, OpenAIGenerator
 from memlineage.consolidation.samples import SAMPLES
 from memlineage.consolidation.verify import CHECKS, verify
@@ -117,3 +119,17 @@ def test_a_model_that_answers_differently_on_a_retry_fails_that_check(fake: Fake
     assert [by_check[c].passed for c in CHECKS] == [True, True, True, False]
     assert "must-preserve set changed" in by_check["retried"].problems[0]
     assert by_check["retried"].fallback is None and not result.passed
+
+
+def test_progress_reports_each_row_as_soon_as_it_is_done() -> None:
+    """A row is reported once its own generations are done, not with its sample's others."""
+    calls: list[int] = []
+
+    class Counting(DeterministicGenerator):
+        def generate(self, request: GenerationRequest) -> dict[str, Any]:
+            calls.append(1)
+            return super().generate(request)
+
+    seen: list[tuple[str, int]] = []
+    verify(Counting(), SAMPLES[:1], progress=lambda row: seen.append((row.check, len(calls))))
+    assert seen == [("sample", 1), ("unrelated_events", 2), ("regrouped", 3), ("retried", 5)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from memlineage.consolidation.render import at_instant, shown_date
 from memlineage.meaning.extract import event_items, split_sentences, text_values
 from memlineage.meaning.values import (
     Canonical,
@@ -20,6 +21,7 @@ from memlineage.meaning.values import (
     unit_identity,
 )
 from memlineage.model import (
+    EVENT_KINDS,
     Claim,
     Conflict,
     Event,
@@ -44,6 +46,9 @@ EVENT_DROPPED = "event_dropped"
 STATEMENT_MISSING = "statement_missing"
 STATEMENT_UNSUPPORTED = "statement_unsupported"
 STATEMENT_VALUE_UNSUPPORTED = "statement_value_unsupported"
+STATEMENT_AT_UNSUPPORTED = "statement_at_unsupported"
+STATEMENT_PROJECT_UNSUPPORTED = "statement_project_unsupported"
+STATEMENT_KIND_UNSUPPORTED = "statement_kind_unsupported"
 
 CODES: tuple[str, ...] = (
     MISSING,
@@ -60,6 +65,9 @@ CODES: tuple[str, ...] = (
     STATEMENT_MISSING,
     STATEMENT_UNSUPPORTED,
     STATEMENT_VALUE_UNSUPPORTED,
+    STATEMENT_AT_UNSUPPORTED,
+    STATEMENT_PROJECT_UNSUPPORTED,
+    STATEMENT_KIND_UNSUPPORTED,
 )
 
 #: the item kinds whose values a statement may only name when a claim carries them
@@ -111,6 +119,7 @@ def check(
     carried = _Carried(output.claims, items)
     failures += _check_statements(output, events, unresolved, carried)
     failures += _check_coverage(carried, unresolved, open_items, output, selection)
+    failures += _check_statement_fields(output, events, items, open_items)
     return GateReport(passed=not failures, failures=tuple(failures), checked_items=len(items))
 
 
@@ -468,6 +477,120 @@ def statement_values(text: str, source: Event | None = None) -> list[tuple[Canon
         for item in event_items(probe)
         if item.kind in _STATEMENT_VALUE_KINDS
     ]
+
+
+# ---------------------------------------------------------------------------
+# the fields a reader sees beside a statement's text: its date, project and kind
+
+
+def _check_statement_fields(
+    output: Output, events: dict[str, Event], items: Sequence[Item], open_items: Sequence[str]
+) -> list[GateFailure]:
+    """A statement's ``at``, ``project`` and ``kind`` are those of the events it cites.
+
+    Recall orders and groups by them: a moved date puts an old preference above
+    its reversal, an invented project or a stronger kind says what no event says.
+    """
+    kinds: dict[str, set[str]] = {}  # per event: the kinds its items support
+    for item in items:
+        if item.kind != CONFLICT_KIND:
+            kinds.setdefault(item.source, {"fact"}).add(item.kind)
+    opened = set(open_items)
+    failures: list[GateFailure] = []
+    for index, statement in enumerate(output.statements):
+        cited = [events[s] for s in dict.fromkeys(statement.derived_from) if s in events]
+        if not cited:
+            continue  # its lineage already fails; there is nothing to compare with
+        name = f"statements[{index}]"
+        failures += _check_statement_at(name, statement, cited)
+        failures += _check_statement_project(name, statement, cited)
+        failures += _check_statement_kind(name, statement, cited, kinds, opened)
+    return failures
+
+
+def _event_time(event: Event) -> str | None:
+    """The time a statement of this event shows: when it happened, else when it was recorded."""
+    return event.at or event.recorded_at or None
+
+
+def _check_statement_at(name: str, statement: Statement, cited: list[Event]) -> list[GateFailure]:
+    """``at`` is the time of a cited event, or within the span of its events' times.
+
+    Null only when no cited event says when it happened (its recording time is
+    not shown to a model).
+    """
+    times = [t for t in (_event_time(e) for e in cited) if t is not None]
+    instants = [i for i in (at_instant(t) for t in times) if i is not None]
+    if statement.at is None:
+        dated = [e.at for e in cited if e.at]
+        if not dated:
+            return []
+        detail = f"{_quote(statement.text)} is undated but its events are dated {dated[0]!r}"
+        return [GateFailure(STATEMENT_AT_UNSUPPORTED, name, detail)]
+    if statement.at in times:
+        return []
+    instant = at_instant(statement.at)
+    # the date a reader sees must lie between its events' dates too (offsets move it)
+    days = sorted(d for d in (shown_date(t) for t in times) if d is not None)
+    shown = shown_date(statement.at)
+    within = (
+        instant is not None
+        and bool(instants)
+        and min(instants) <= instant <= max(instants)
+        and shown is not None
+        and days[0] <= shown <= days[-1]
+    )
+    if within:
+        return []
+    span = times[0] if len(set(times)) == 1 else f"{min(days)}..{max(days)}" if days else "none"
+    detail = f"{_quote(statement.text)} is dated {statement.at!r}; its events: {span}"
+    return [GateFailure(STATEMENT_AT_UNSUPPORTED, name, detail)]
+
+
+def _check_statement_project(
+    name: str, statement: Statement, cited: list[Event]
+) -> list[GateFailure]:
+    """``project`` is one its cited events carry (null: one of them is global)."""
+    projects = {e.project or None for e in cited}
+    if (statement.project or None) in projects:
+        return []
+    carried = ", ".join(sorted(repr(p) for p in projects))
+    detail = f"{_quote(statement.text)} is under project {statement.project!r}; events: {carried}"
+    return [GateFailure(STATEMENT_PROJECT_UNSUPPORTED, name, detail)]
+
+
+def _check_statement_kind(
+    name: str,
+    statement: Statement,
+    cited: list[Event],
+    kinds: dict[str, set[str]],
+    opened: set[str],
+) -> list[GateFailure]:
+    """``kind`` is null, a cited event's kind, or a kind its items (or an open item) support.
+
+    An event with items may be shown as a fact, one with no kind of its own as an
+    observation; a constraint, decision, preference or task needs its event to say so.
+    """
+    if statement.kind is None:
+        return []
+    supported: set[str] = set()
+    for event in cited:
+        supported |= kinds.get(event.id, set())
+        if event.kind:
+            supported.add(event.kind)
+        else:
+            supported.add("observation")
+        if event.id in opened:
+            supported.add("task")
+        if event.facts:
+            supported.add("fact")
+    if statement.kind in supported and statement.kind in EVENT_KINDS:
+        return []
+    detail = (
+        f"{_quote(statement.text)} is of kind {statement.kind!r}; its events support"
+        f" {', '.join(sorted(supported)) or 'none'}"
+    )
+    return [GateFailure(STATEMENT_KIND_UNSUPPORTED, name, detail)]
 
 
 # ---------------------------------------------------------------------------

@@ -10,7 +10,9 @@ parsed and gated. For a :class:`ChatGenerator` (a model behind an API):
    fails the generation.
 2. Each answer is parsed and gated against everything consolidated so far.
 3. Bounded repair: a rejected answer is asked for once more, with the failure
-   codes and the items, claims and events they name.
+   codes and the items, claims and events they name. An answer cut at the
+   token limit (``finish_reason: "length"``) is not repaired: its events are
+   asked for again in chunks of half as many (one event: the fallback).
 4. When the repair is rejected too, or a call fails (timeout, 429 or 5xx after
    the retries, a refused request), every attempt is kept as its own
    artifact, ``rejected`` with its gate report (``failed`` when there was no
@@ -48,6 +50,8 @@ from memlineage.model import (
 )
 
 GENERATION_FAILED = "generation failed"
+#: the failure code of an answer cut at the token limit (finish_reason "length")
+TRUNCATED = "generation_truncated"
 #: attempts per chunk: the first answer and one repair
 MAX_ATTEMPTS = 2
 
@@ -146,6 +150,14 @@ class _Fallback(Exception):
         super().__init__(reason)
 
 
+class _Truncated(Exception):
+    """The answer hit the token limit: ask again with at most ``events`` events per chunk."""
+
+    def __init__(self, events: int) -> None:
+        self.events = events
+        super().__init__(events)
+
+
 def _generate_with_model(
     generator: ChatGenerator, request: GenerationRequest, max_events: int | None
 ) -> Generated:
@@ -190,12 +202,19 @@ def _chunked(
     if max_events is None:
         shown, scope = _chunk_requests(request, items_by_source, start, len(events), parent)
         if generator.fits(shown):
-            return _repaired(generator, shown, scope, 1, attempts)
+            try:
+                return _repaired(generator, shown, scope, 1, attempts)
+            except _Truncated as cut:
+                max_events = cut.events
     while start < len(events) or chunk == 0:
         chunk += 1
         end = _chunk_end(generator, request, items_by_source, start, parent, max_events)
         shown, scope = _chunk_requests(request, items_by_source, start, end, parent)
-        parent = _repaired(generator, shown, scope, chunk, attempts)
+        try:
+            parent = _repaired(generator, shown, scope, chunk, attempts)
+        except _Truncated as cut:  # the same events again, in smaller chunks
+            max_events, chunk = cut.events, chunk - 1
+            continue
         start = end
     assert parent is not None
     return parent
@@ -296,6 +315,8 @@ def _repaired(
                 "error", f"{type(raised).__name__}: {raised}")  # fmt: skip
             attempts.append(_failed_attempt(base, exc))
             raise _Fallback(f"attempt {base['attempt']} failed: {exc.code}: {exc.detail}") from None
+        if completion.finish_reason == "length":
+            _cut(base, completion, len(shown.events), attempts)
         output, report = judge(completion.text, scope)
         attempts.append(_judged_attempt(base, completion, output, report))
         if report.passed:
@@ -310,6 +331,27 @@ def _repaired(
     raise AssertionError("unreachable")
 
 
+def _cut(
+    base: dict[str, Any], completion: Completion, events: int, attempts: list[Attempt]
+) -> None:
+    """An answer cut at the token limit is never judged nor repaired: split its chunk.
+
+    A chunk of one event cannot be split: the generation falls back.
+    """
+    limit = completion.max_tokens
+    detail = f"the answer reached the token limit ({limit}) and was cut"
+    failure = GateFailure(TRUNCATED, str(base["generator"]), detail)
+    record = {
+        **_judged_attempt(base, completion, None, GateReport(False, (failure,))).record,
+        "outcome": "failed",
+        "detail": detail,
+    }
+    attempts.append(Attempt(record, None, GateReport(False, (failure,)), completion.model))
+    if events <= 1:
+        raise _Fallback(f"attempt {base['attempt']} failed: truncated: {detail}")
+    raise _Truncated(events // 2)
+
+
 def _judged_attempt(
     base: dict[str, Any], completion: Completion, output: Output | None, report: GateReport
 ) -> Attempt:
@@ -317,6 +359,9 @@ def _judged_attempt(
         **base,
         "modelSnapshot": completion.model,
         "responseFormat": completion.response_format,
+        "refusedFormats": list(completion.refused_formats),
+        "contextTokens": completion.context_tokens,
+        "maxTokens": completion.max_tokens,
         "usage": completion.usage.to_json(),
         "latencyMs": round(completion.latency_ms, 3),
         "httpCalls": completion.calls,

@@ -11,12 +11,18 @@ field: the summary a reader sees is rendered from the statements. Anything
 else, a missing field, an unknown field, a mistyped one, is an
 :class:`OutputRejected` with a stable code and the path of the field; no
 other exception leaves :func:`parse_output`, whatever the input.
+
+One leniency: a JSON text wrapped in exactly one Markdown code fence
+(```` ```json ```` … ```` ``` ````), as models in plain-text or JSON mode often
+write it, is read as the document inside; nothing may stand before or after
+the fence, and the inside is as strict as any other answer.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -61,6 +67,10 @@ STATEMENT_FIELDS: tuple[str, ...] = (
 )
 #: statement fields an output may leave out (added after the first version of the schema)
 STATEMENT_OPTIONAL: tuple[str, ...] = ("speaker", "part")
+
+
+# One fenced block, the whole text: ```json (or ``` alone), a newline, the document, ```.
+_FENCED = re.compile(r"\A\s*```(?:json)?[ \t]*\r?\n(.*?)\r?\n?```\s*\Z", re.S | re.I)
 
 
 class OutputRejected(MemlineageError):
@@ -110,6 +120,9 @@ def _decode(raw: object) -> object:
             raise OutputRejected("not_json", "", f"not UTF-8: {exc.reason}") from None
     if not isinstance(raw, str):
         return raw
+    fenced = _FENCED.match(raw)
+    if fenced is not None:
+        raw = fenced.group(1)
     try:
         return json.loads(raw, parse_constant=_reject_constant)
     except OutputRejected:

@@ -20,7 +20,7 @@ those of the ``sample`` run. A generator is certified when every row passes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -159,19 +159,19 @@ def verify(
     return Certification(described, tuple(rows))
 
 
-def _sample_rows(generator: Generator, sample: Sample) -> list[Row]:
+def _sample_rows(generator: Generator, sample: Sample) -> Iterator[Row]:
+    """Each row as soon as its generations are done (a model takes seconds per row)."""
     base = generation.generate(generator, sample.request())
     expected = _projection(base.output, sample)
-    rows = [_row(sample, "sample", base)]
+    yield _row(sample, "sample", base)
     variant = with_unrelated_events(sample)
-    rows.append(_row(sample, "unrelated_events", generation.generate(
-        generator, variant.request()), expected))  # fmt: skip
+    yield _row(sample, "unrelated_events", generation.generate(
+        generator, variant.request()), expected)  # fmt: skip
     half = max(1, (len(sample.events) + 1) // 2)
-    rows.append(_row(sample, "regrouped", generation.generate(
-        generator, sample.request(), max_events_per_chunk=half), expected))  # fmt: skip
+    yield _row(sample, "regrouped", generation.generate(
+        generator, sample.request(), max_events_per_chunk=half), expected)  # fmt: skip
     retries = [generation.generate(generator, sample.request()) for _ in range(2)]
-    rows.append(_merged(sample, "retried", [_row(sample, "retried", r, expected) for r in retries]))
-    return rows
+    yield _merged(sample, "retried", [_row(sample, "retried", r, expected) for r in retries])
 
 
 def with_unrelated_events(sample: Sample) -> Sample:

@@ -89,7 +89,8 @@ class SwitchMixin(StoreCore):
                 " WHERE tenant = ? AND subject = ? AND id = ? AND status = 'published'",
                 (utc_now(), tenant, subject, previous),
             )
-            self._set_status(tx, tenant, artifact, ArtifactStatus.PUBLISHED, None)
+            # a fallback's reason stays: why the built-in output is what readers see
+            self._set_status(tx, tenant, artifact, ArtifactStatus.PUBLISHED, artifact.reason)
             self._fail_other_candidates(tx, tenant, artifact)
             tx.execute(
                 "INSERT INTO alias_history (tenant, subject, switch_no, artifact_id, source_epoch,"

@@ -48,6 +48,9 @@ class Completion:
     response_format: str = ""
     calls: int = 1  # HTTP requests made, retries included
     finish_reason: str | None = None
+    refused_formats: tuple[str, ...] = ()  # response formats the server refused first
+    context_tokens: int | None = None  # the window the request was planned for
+    max_tokens: int | None = None  # the token limit the request carried
 
 
 @dataclass(frozen=True)

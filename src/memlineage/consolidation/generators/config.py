@@ -214,6 +214,7 @@ def _openai_config(values: dict[str, Any], environ: Mapping[str, str] | None) ->
                        field="generator.response_format")  # fmt: skip
     if config.timeout <= 0:
         raise BadInput("must be positive", field="generator.timeout")
-    if config.max_output_tokens >= config.context_tokens:
+    window, answer = config.context_tokens, config.max_output_tokens
+    if window is not None and answer is not None and answer >= window:
         raise BadInput("must be less than context_tokens", field="generator.max_output_tokens")
     return config

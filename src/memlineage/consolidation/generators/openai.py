@@ -6,10 +6,14 @@ usage and latency; the parser, the gate, bounded repair and the fallback to the
 built-in generator live in :mod:`memlineage.consolidation.generation`.
 
 * Structured output: a JSON schema (``response_format`` ``json_schema``) where
-  the server takes it; when a server refuses it (HTTP 400 naming the response
-  format), plain JSON mode (``json_object``), and when it refuses that too, no
-  response format at all (the prompt still asks for JSON only). The format
-  that worked is kept for the generator's later calls and recorded per attempt.
+  the server takes it; when a server refuses it (a message naming the response
+  format, whatever the status: llama.cpp answers 500), plain JSON mode
+  (``json_object``), and when it refuses that too, no response format at all
+  (the prompt still asks for JSON only). The format that worked is remembered
+  per endpoint and model for the process and recorded per attempt.
+* Every request carries a token limit (``max_tokens``): the configured
+  ``max_output_tokens``, else half the context window (at most 16,000). The
+  window is ``context_tokens``, else what ``GET /models`` reports, else 8,192.
 * ``temperature`` and ``seed`` are sent only when configured; a server that
   refuses one of them (HTTP 400 naming it) is asked again without it.
 * A timeout per HTTP call; retries with exponential backoff on 429 and 5xx
@@ -47,6 +51,20 @@ KEY_VARIABLES: tuple[str, ...] = ("MEMLINEAGE_OPENAI_API_KEY", "OPENAI_API_KEY")
 NO_KEY = "no-key-configured"
 RESPONSE_FORMATS: tuple[str, ...] = ("json_schema", "json_object", "text")
 FORMAT_MODES: tuple[str, ...] = ("auto", *RESPONSE_FORMATS)
+# The window assumed when neither the configuration nor the endpoint names one: small
+# enough for the local models people run (llama.cpp, Ollama, LM Studio default to 2k-8k).
+DEFAULT_CONTEXT_TOKENS = 8192
+# The answer's share when not configured: half the window, at most this much.
+DEFAULT_OUTPUT_TOKENS = 16_000
+# Where /v1/models entries report a context window: vLLM, OpenRouter, LM Studio,
+# llama.cpp (under "meta"; its n_ctx_train is the model's, the server's may be less).
+_WINDOW_FIELDS: tuple[str, ...] = (
+    "context_length", "max_model_len", "context_window", "max_context_length", "n_ctx",
+    "n_ctx_train",
+)  # fmt: skip
+# Per endpoint and model, what a server was seen to accept: learnt once per process.
+_WORKING_FORMATS: dict[tuple[str, str], str] = {}
+_WINDOWS: dict[tuple[str, str], int | None] = {}
 # Token counts are those of cl100k; a model's own tokenizer may count more. Plan
 # chunks within this share of the room the prompt has.
 TOKEN_MARGIN = 0.9
@@ -70,8 +88,8 @@ class OpenAIConfig:
     backoff: float = 1.0  # seconds before the first retry; doubles each time
     max_backoff: float = 20.0
     response_format: str = "auto"  # auto, json_schema, json_object, text
-    context_tokens: int = 128_000  # the model's context window
-    max_output_tokens: int = 16_000  # the share of the window kept for the answer
+    context_tokens: int | None = None  # the model's window; None: ask the endpoint
+    max_output_tokens: int | None = None  # the answer's share, sent as max_tokens
 
     def to_json(self) -> dict[str, Any]:
         """The configuration as a report shows it: whether a key is set, never the key."""
@@ -126,9 +144,15 @@ class OpenAIGenerator:
         self.config = config
         self._sleep = sleep
         self._client: openai.OpenAI | None = None
+        self._endpoint = (config.base_url or "", config.model)
         first = "json_schema" if config.response_format == "auto" else config.response_format
+        if config.response_format == "auto":
+            first = _WORKING_FORMATS.get(self._endpoint, first)
         self._format = first
         self._dropped: set[str] = set()
+        self._limit_parameter = "max_tokens"
+        self._context: int | None = config.context_tokens
+        self.context_source = "configured" if config.context_tokens else None
         # Until a server has answered, the configured name stands for the snapshot.
         self.model_snapshot = config.model
 
@@ -147,9 +171,40 @@ class OpenAIGenerator:
         )
         return self._call(msgs)
 
+    def context_tokens(self) -> int:
+        """The configured window, else the one the endpoint reports, else the default."""
+        if self._context is None:
+            if self._endpoint not in _WINDOWS:
+                _WINDOWS[self._endpoint] = self._endpoint_window()
+            reported = _WINDOWS[self._endpoint]
+            self.context_source = "endpoint" if reported else "default"
+            self._context = reported or DEFAULT_CONTEXT_TOKENS
+        return self._context
+
+    def output_tokens(self) -> int:
+        """The answer's share of the window: sent as the request's token limit."""
+        if self.config.max_output_tokens is not None:
+            return self.config.max_output_tokens
+        return min(DEFAULT_OUTPUT_TOKENS, self.context_tokens() // 2)
+
     def input_token_limit(self) -> int:
-        room = self.config.context_tokens - self.config.max_output_tokens
-        return int(room * TOKEN_MARGIN)
+        room = self.context_tokens() - self.output_tokens()
+        return max(0, int(room * TOKEN_MARGIN))
+
+    def _endpoint_window(self) -> int | None:
+        """The context window ``GET /models`` reports for the model; None when it says none."""
+        try:
+            page = self.client().with_options(timeout=min(self.config.timeout, 10.0)).models.list()
+            entries = [m.to_dict() for m in page.data]
+        except Exception:  # any failure here only means: no window reported
+            return None
+        named = [e for e in entries if e.get("id") == self.config.model]
+        # a llama.cpp or llama-cpp-python server serves one model under any name
+        for entry in named or (entries if len(entries) == 1 else []):
+            window = _window_of(entry)
+            if window:
+                return window
+        return None
 
     def fits(self, request: GenerationRequest) -> bool:
         """Whether the whole prompt fits the limit; counts tokens only when it must.
@@ -192,17 +247,20 @@ class OpenAIGenerator:
         return self._client
 
     def _call(self, msgs: list[dict[str, str]]) -> Completion:
-        """One completion: retries on 429/5xx, downgrades the format or drops a parameter on 400.
+        """One completion: retries on 429/5xx; downgrades the format or drops a parameter it names.
 
         Written by hand because the client's own retries also cover timeouts,
         408 and 409, and a timed-out consolidation should fall back, not wait
-        for the model several times over.
+        for the model several times over. A timeout closes the connection (the
+        client's only cancellation): a server that notices stops computing, one
+        that does not keeps the next request waiting behind it.
         """
         import openai  # see client()
 
         start = time.perf_counter()
         calls = 0
         retries = 0
+        refused: list[str] = []
         while True:
             calls += 1
             try:
@@ -216,7 +274,14 @@ class OpenAIGenerator:
                                     start, calls) from None  # fmt: skip
             except openai.APIConnectionError as exc:
                 raise self._failed("connection", str(exc), start, calls) from None
-            except (openai.RateLimitError, openai.InternalServerError) as exc:
+            except openai.APIStatusError as exc:
+                before = self._format
+                if self._adapt(exc.status_code, exc.message):
+                    if self._format != before:
+                        refused.append(before)
+                    continue
+                if exc.status_code != 429 and exc.status_code < 500:
+                    raise self._refusal(exc.status_code, exc.message, start, calls) from None
                 code = "rate_limited" if exc.status_code == 429 else "server_error"
                 if retries >= self.config.max_retries:
                     detail = f"HTTP {exc.status_code} after {retries} retries: {exc.message}"
@@ -224,21 +289,19 @@ class OpenAIGenerator:
                 self._sleep(self._backoff(retries, exc.response))
                 retries += 1
                 continue
-            except openai.BadRequestError as exc:
-                if self._adapt(exc.message):
-                    continue
-                code = "too_large" if _CONTEXT_EXCEEDED.search(exc.message) else "refused"
-                raise self._failed(code, f"HTTP 400: {exc.message}", start, calls) from None
-            except openai.APIStatusError as exc:
-                detail = f"HTTP {exc.status_code}: {exc.message}"
-                raise self._failed("refused", detail, start, calls) from None
             except (openai.OpenAIError, ValueError) as exc:  # a body that is not a completion
                 detail = f"{type(exc).__name__}: {exc}"
                 raise self._failed("bad_response", detail, start, calls) from None
-            return self._completion(response, start, calls)
+            return self._completion(response, start, calls, tuple(refused))
+
+    def _refusal(self, status: int, message: str, start: float, calls: int) -> GenerationFailed:
+        if status == 400:
+            code = "too_large" if _CONTEXT_EXCEEDED.search(message) else "refused"
+            return self._failed(code, f"HTTP 400: {message}", start, calls)
+        return self._failed("refused", f"HTTP {status}: {message}", start, calls)
 
     def _parameters(self) -> dict[str, Any]:
-        params: dict[str, Any] = {}
+        params: dict[str, Any] = {self._limit_parameter: self.output_tokens()}
         if self.config.temperature is not None and "temperature" not in self._dropped:
             params["temperature"] = self.config.temperature
         if self.config.seed is not None and "seed" not in self._dropped:
@@ -256,17 +319,28 @@ class OpenAIGenerator:
             params["response_format"] = {"type": "json_object"}
         return params
 
-    def _adapt(self, message: str) -> bool:
-        """After a 400: use a plainer response format or drop a refused parameter, if any."""
+    def _adapt(self, status: int, message: str) -> bool:
+        """After a refusal: use a plainer response format or drop a parameter it names, if any.
+
+        A refusal naming the response format counts whatever its status: llama.cpp's
+        server answers ``json_schema`` with HTTP 500 ("'response_format' must be one
+        of 'text' or 'json_object'"), OpenAI's with 400. Parameters are dropped
+        only on a 4xx: a 5xx naming one is a failure to retry, not a refusal.
+        """
         text = message.lower()
-        for name in ("seed", "temperature"):
-            configured = getattr(self.config, name) is not None
-            if configured and name not in self._dropped and name in text:
-                self._dropped.add(name)
+        if status < 500:
+            if self._limit_parameter == "max_tokens" and "max_completion_tokens" in text:
+                self._limit_parameter = "max_completion_tokens"  # newer OpenAI models
                 return True
+            for name in ("seed", "temperature"):
+                configured = getattr(self.config, name) is not None
+                if configured and name not in self._dropped and name in text:
+                    self._dropped.add(name)
+                    return True
         refused_format = any(w in text for w in ("response_format", "json_schema", "json_object"))
         if self.config.response_format == "auto" and refused_format and self._format != "text":
             self._format = RESPONSE_FORMATS[RESPONSE_FORMATS.index(self._format) + 1]
+            _WORKING_FORMATS[self._endpoint] = self._format  # ask the plainer one from now on
             return True
         return False
 
@@ -279,7 +353,9 @@ class OpenAIGenerator:
                 delay = max(delay, float(after))
         return float(min(delay, self.config.max_backoff))
 
-    def _completion(self, response: Any, start: float, calls: int) -> Completion:
+    def _completion(
+        self, response: Any, start: float, calls: int, refused: tuple[str, ...]
+    ) -> Completion:
         latency = (time.perf_counter() - start) * 1000
         model = getattr(response, "model", None) or self.config.model
         self.model_snapshot = model
@@ -302,6 +378,9 @@ class OpenAIGenerator:
             response_format=self._format,
             calls=calls,
             finish_reason=choice.finish_reason,
+            refused_formats=refused,
+            context_tokens=self.context_tokens(),
+            max_tokens=self.output_tokens(),
         )
 
     def _failed(self, code: str, detail: str, start: float, calls: int) -> GenerationFailed:
@@ -317,6 +396,22 @@ class OpenAIGenerator:
         """A server may echo the key in an error message; the message we keep never does."""
         key = self.config.api_key
         return text.replace(key, "[api key]") if key else text
+
+
+def _window_of(entry: Mapping[str, Any]) -> int | None:
+    meta = entry.get("meta")
+    for doc in (entry, meta if isinstance(meta, Mapping) else {}):
+        for name in _WINDOW_FIELDS:
+            value = doc.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return None
+
+
+def forget_endpoints() -> None:
+    """Forget what servers were seen to accept (the formats, the windows): for tests."""
+    _WORKING_FORMATS.clear()
+    _WINDOWS.clear()
 
 
 def with_overrides(config: OpenAIConfig, **overrides: Any) -> OpenAIConfig:

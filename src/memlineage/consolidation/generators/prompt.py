@@ -1,6 +1,6 @@
 """The versioned prompt: templates in ``generators/prompts/``, filled with one request.
 
-``consolidate-v1`` is four files: the system rules, the user message (the
+``consolidate-v2`` is four files: the system rules, the user message (the
 request as one JSON document between ``<input>`` tags), the repair message
 (the gate's failures between ``<failures>`` tags) and the JSON schema of the
 answer. A change of wording is a new version: a manifest's ``promptVersion``
@@ -19,11 +19,12 @@ from importlib import resources
 from string import Template
 from typing import Any
 
+from memlineage.consolidation.gate import CONFLICT_KIND
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.chat import Repair
 from memlineage.model import Conflict, Event, GateFailure, Item, Output
 
-PROMPT_VERSION = "consolidate-v1"
+PROMPT_VERSION = "consolidate-v2"
 
 
 @functools.cache
@@ -51,8 +52,26 @@ def event_json(event: Event) -> dict[str, Any]:
     return doc
 
 
-def item_json(item: Item) -> dict[str, Any]:
-    return {**item.to_json(), "clause": item.clause}
+def item_json(item: Item, contested: str | None = None) -> dict[str, Any]:
+    """An item as the model sees it; one from a side of ``contested`` is of kind 'conflict'.
+
+    The gate wants every claim deriving from a side to be of kind 'conflict': an
+    item shown with the kind its claim must have can be copied as given.
+    """
+    doc = {**item.to_json(), "clause": item.clause}
+    if contested is not None and item.kind != CONFLICT_KIND:
+        doc["kind"] = CONFLICT_KIND
+        doc["contested"] = contested
+    return doc
+
+
+def sides(conflicts: Iterable[Conflict]) -> dict[str, str]:
+    """Per event that is a side of an unresolved conflict, the (first) conflict's id."""
+    found: dict[str, str] = {}
+    for conflict in sorted((c for c in conflicts if not c.resolved), key=lambda c: c.id):
+        found.setdefault(conflict.a, conflict.id)
+        found.setdefault(conflict.b, conflict.id)
+    return found
 
 
 def conflict_json(conflict: Conflict) -> dict[str, Any]:
@@ -61,9 +80,10 @@ def conflict_json(conflict: Conflict) -> dict[str, Any]:
 
 def input_document(request: GenerationRequest) -> dict[str, Any]:
     """The request as the JSON document the user message carries."""
+    side = sides(request.conflicts)
     return {
         "events": [event_json(e) for e in request.events],
-        "mustPreserve": [item_json(i) for i in request.items],
+        "mustPreserve": [item_json(i, side.get(i.source)) for i in request.items],
         "openItems": list(request.open_items),
         "unresolvedConflicts": [conflict_json(c) for c in request.conflicts if not c.resolved],
         "previousOutput": request.parent.to_json() if request.parent is not None else None,
@@ -114,6 +134,7 @@ def named_by(
     docs/gate.md); a parser failure names a field path, which names nothing here.
     """
     items = {i.id: i for i in request.items}
+    side = sides(request.conflicts)
     events = {e.id: e for e in request.events}
     conflicts = {c.id: c for c in request.conflicts}
     claims: dict[str, list[Any]] = {}
@@ -121,7 +142,7 @@ def named_by(
         claims.setdefault(claim.key, []).append(claim)
     named: dict[str, dict[str, Any]] = {}
     for name in dict.fromkeys(f.item for f in failures):
-        found = _lookup(name, items, events, conflicts, claims)
+        found = _lookup(name, items, events, conflicts, claims, side)
         if found is not None:
             named[name] = found
     return tuple(named.values())
@@ -133,9 +154,10 @@ def _lookup(
     events: Mapping[str, Event],
     conflicts: Mapping[str, Conflict],
     claims: Mapping[str, Iterable[Any]],
+    side: Mapping[str, str],
 ) -> dict[str, Any] | None:
     if name in items:
-        return {"mustPreserve": item_json(items[name])}
+        return {"mustPreserve": item_json(items[name], side.get(items[name].source))}
     if name in conflicts:
         return {"conflict": conflict_json(conflicts[name])}
     if name in events:

@@ -21,18 +21,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import statistics
 import sys
-import tempfile
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from common import report, schema_url
+from common import LOCOMO, PG_URL, open_memory, report
 from memlineage import Memory
 from memlineage.consolidation import consolidate as consolidation
 from memlineage.meaning.extract import cached_event_items
@@ -40,35 +35,12 @@ from memlineage.operations import locomo
 from memlineage.tokens import default_tokenizer
 from synthetic import stream
 
-DEFAULT_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-SHARED = Path(os.environ.get("MEMLINEAGE_SHARED_DATA", DEFAULT_SHARED))
-LOCOMO = SHARED / "locomo" / "locomo10.json"
 SUBJECT = "user-bench"
 BATCH = 5_000
 
 
 # ---------------------------------------------------------------------------
 # stores
-
-
-@contextmanager
-def fresh_store(tmp: Path, postgres: str | None) -> Iterator[Memory]:
-    """A Memory over an empty SQLite file, or an empty PostgreSQL schema dropped after."""
-    if postgres is None:
-        with Memory(str(tmp / f"bench-{uuid.uuid4().hex[:8]}.db")) as memory:
-            yield memory
-        return
-    import psycopg
-
-    schema = f"bench_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        with Memory(schema_url(schema, postgres)) as memory:
-            yield memory
-    finally:
-        with psycopg.connect(postgres, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def fill(memory: Memory, subject: str, count: int, start: int = 0) -> None:
@@ -111,11 +83,13 @@ def bench_locomo() -> None:
     over_budget = 0
     cited: dict[str, set[str]] = {}  # subject -> events its statements cite
     cold: dict[str, set[str]] = {}
-    with tempfile.TemporaryDirectory() as tmp, Memory(str(Path(tmp) / "locomo.db")) as memory:
+    with open_memory("sqlite") as memory:
         for conversation in conversations:
-            memory.add(conversation.events)
-            dialogue += tokenizer.count("\n".join(t["text"] for t in conversation.dialogue))
-            observations += tokenizer.count("\n".join(e["text"] for e in conversation.events))
+            memory.add([e.as_added() for e in conversation.observations])
+            # the words of the turns, without the speakers' names
+            words = (t.text.partition(": ")[2] for t in conversation.turns)
+            dialogue += tokenizer.count("\n".join(words))
+            observations += tokenizer.count("\n".join(e.text for e in conversation.observations))
         start = time.perf_counter()
         for conversation in conversations:
             for subject in conversation.subjects:
@@ -128,7 +102,7 @@ def bench_locomo() -> None:
                 cited[subject] = {s for st in recall.statements for s in st.derived_from}
                 cold[subject] = set(recall.cold)
         elapsed = time.perf_counter() - start
-    events = sum(len(c.events) for c in conversations)
+    events = sum(len(c.observations) for c in conversations)
     report(f"LoCoMo: {subjects} subjects, {events} events, consolidated", elapsed * 1000, "ms")
     report("LoCoMo: subjects over budget (published whole)", over_budget, "subjects")
     report("LoCoMo: dialogue tokens (baseline)", dialogue, "tokens")
@@ -144,18 +118,15 @@ def _qa_coverage(
     asked = kept = hot_only = no_evidence = 0
     for conversation in conversations:
         for qa in conversation.qa:
-            if qa.category not in (1, 2, 3, 4):
+            if qa.category not in locomo.ANSWERED:
                 continue
             evidence = qa.evidence_events(conversation)
             if not evidence:
                 no_evidence += 1  # its dialogue ids name no observation: nothing to cite
                 continue
             asked += 1
-            subject_of = [e.rsplit("/", 1)[0] for e in evidence]
-            kept += all(
-                e in cited[s] or e in cold[s] for e, s in zip(evidence, subject_of, strict=True)
-            )
-            hot_only += all(e in cited[s] for e, s in zip(evidence, subject_of, strict=True))
+            kept += all(e.id in cited[e.subject] or e.id in cold[e.subject] for e in evidence)
+            hot_only += all(e.id in cited[e.subject] for e in evidence)
     report("LoCoMo QA (cat. 1-4) with evidence events (baseline)", asked, "items")
     report("LoCoMo QA: evidence without any observation", no_evidence, "items")
     report("LoCoMo QA: evidence all in hot summary or cold", kept, "items", "QA", kept / asked)
@@ -170,33 +141,33 @@ def bench_scale(sizes: list[int], repeats: int, postgres: str | None) -> None:
     backend = "PostgreSQL" if postgres else "SQLite"
     previous: tuple[int, float, float] | None = None  # size, wall and CPU medians
     largest = max(sizes)
-    with tempfile.TemporaryDirectory() as tmp:
-        for size in sizes:
-            runs: list[float] = []
-            cpus: list[float] = []
-            for _ in range(repeats if size < 100_000 else 1):
-                with fresh_store(Path(tmp), postgres) as memory:
-                    fill(memory, SUBJECT, size)
-                    cold_cache()
-                    seconds, result = timed(lambda m=memory: m.consolidate(SUBJECT))
-                    assert result.switched, (result.reason, result.artifact.gate.failures[:3])
-                    runs.append(seconds)
-                    cpus.append(CPU[-1])
-                    if size == largest and len(runs) == 1:
-                        full = statistics.median(runs)
-                        bench_incremental(memory, size, full, backend)
-            median, cpu = statistics.median(runs), statistics.median(cpus)
-            name = f"{backend}: full consolidation, {size:,} events"
-            if previous is None:
-                report(name, median * 1000, "ms")
-                report("  CPU time of this process", cpu * 1000, "ms")
-            else:
-                decades = _decades(previous[0], size)
-                baseline = f"{previous[0]:,} events, per 10x"
-                report(name, median * 1000, "ms", baseline, (median / previous[1]) ** (1 / decades))
-                report("  CPU time of this process", cpu * 1000, "ms", baseline,
-                       (cpu / previous[2]) ** (1 / decades))  # fmt: skip
-            previous = (size, median, cpu)
+    backend_name = "postgres" if postgres else "sqlite"
+    for size in sizes:
+        runs: list[float] = []
+        cpus: list[float] = []
+        for _ in range(repeats if size < 100_000 else 1):
+            with open_memory(backend_name, pg=postgres or PG_URL) as memory:
+                fill(memory, SUBJECT, size)
+                cold_cache()
+                seconds, result = timed(lambda m=memory: m.consolidate(SUBJECT))
+                assert result.switched, (result.reason, result.artifact.gate.failures[:3])
+                runs.append(seconds)
+                cpus.append(CPU[-1])
+                if size == largest and len(runs) == 1:
+                    full = statistics.median(runs)
+                    bench_incremental(memory, size, full, backend)
+        median, cpu = statistics.median(runs), statistics.median(cpus)
+        name = f"{backend}: full consolidation, {size:,} events"
+        if previous is None:
+            report(name, median * 1000, "ms")
+            report("  CPU time of this process", cpu * 1000, "ms")
+        else:
+            decades = _decades(previous[0], size)
+            baseline = f"{previous[0]:,} events, per 10x"
+            report(name, median * 1000, "ms", baseline, (median / previous[1]) ** (1 / decades))
+            report("  CPU time of this process", cpu * 1000, "ms", baseline,
+                   (cpu / previous[2]) ** (1 / decades))  # fmt: skip
+        previous = (size, median, cpu)
 
 
 def _decades(smaller: int, larger: int) -> float:

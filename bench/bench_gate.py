@@ -13,10 +13,9 @@ import dataclasses
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from common import median_seconds
+from common import LOCOMO, median_seconds
 from memlineage.consolidation.gate import check
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
@@ -24,8 +23,8 @@ from memlineage.consolidation.parse import parse_output
 from memlineage.meaning.extract import expected_open_items, extract_items
 from memlineage.meaning.values import canonical
 from memlineage.model import Event
+from memlineage.operations import locomo
 
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
 REPEATS = 7
 TEMPLATES = (
     "Ticket ORION-{i} must be closed by 2024-{m:02d}-{d:02d}.",
@@ -94,18 +93,14 @@ def bench_gate(target_items: int = 10_000) -> None:
 
 
 def locomo_events() -> tuple[Event, ...]:
+    """The LoCoMo observations, one event each (none when the data is not at hand)."""
     if not LOCOMO.exists():
         return ()
-    data = json.loads(LOCOMO.read_text(encoding="utf-8"))
-    events = []
-    for conversation in data:
-        for session, speakers in conversation["observation"].items():
-            for speaker, observations in speakers.items():
-                for text, dia_id in observations:
-                    eid = f"{conversation['sample_id']}:{session}:{speaker}:{dia_id}:{len(events)}"
-                    events.append(Event(id=eid, subject=speaker, text=str(text),
-                                        at="2023-05-08T13:56:00Z"))  # fmt: skip
-    return tuple(events)
+    return tuple(
+        Event(id=o.id, subject=o.subject, text=o.text, at=o.at or "2023-05-08T13:56:00Z")
+        for conversation in locomo.load(LOCOMO)
+        for o in conversation.observations
+    )
 
 
 def bench_extraction() -> None:

@@ -21,12 +21,11 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import psycopg
 
-from common import percentile, report, schema_url
+from common import percentile, postgres_reachable, report, store_url
 from memlineage import Memory
 from memlineage.consolidation.consolidate import prepare
 
@@ -158,21 +157,12 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1_000)
     parser.add_argument("--pg", default=PG)
     args = parser.parse_args()
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    try:
-        with psycopg.connect(args.pg, autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f"CREATE SCHEMA {schema}")
-    except psycopg.Error as exc:
-        print(f"bench_queue: PostgreSQL not reachable at {args.pg}: skipped ({exc})")
+    if not postgres_reachable(args.pg):
         return
-    url = schema_url(schema, args.pg)
-    try:
+    with store_url("postgres", pg=args.pg) as url:
         rates = bench_switch(url, args.subjects)
         bench_workers(url, args.subjects, rates[1])
         bench_claim(url, args.queued, args.samples)
-    finally:
-        with psycopg.connect(args.pg, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 if __name__ == "__main__":

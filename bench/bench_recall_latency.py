@@ -19,16 +19,16 @@ import re
 import sys
 import time
 
-from common import kept_memory, open_memory, percentile, postgres_reachable, report
-from locomo_passages import load
+from common import LOCOMO, open_memory, percentile, postgres_reachable, report
 from memlineage import Memory
 from memlineage.meaning import extract
+from memlineage.operations.locomo import load
 
 
 def vocabulary() -> list[str]:
     """LoCoMo's observation words, most frequent first."""
     counts: dict[str, int] = {}
-    for conv in load():
+    for conv in load(LOCOMO):
         for obs in conv.observations:
             for word in re.findall(r"[A-Za-z']+", obs.text):
                 counts[word] = counts.get(word, 0) + 1
@@ -125,10 +125,7 @@ def main() -> int:
         backends = ("sqlite",)
     for backend in backends:
         print(f"== {backend}: {args.subjects:,} subjects x {args.per_subject} events", flush=True)
-        store = (
-            kept_memory(backend, "bench", args.keep) if args.keep else open_memory(backend, "bench")
-        )
-        with store as memory:
+        with open_memory(backend, "bench", keep=args.keep) as memory:
             if args.keep and built(memory, args):
                 print(f"kept store {args.keep}: already built", flush=True)
             else:

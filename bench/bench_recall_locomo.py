@@ -1,6 +1,8 @@
 """Recall by query on LoCoMo: evidence in the returned context at a token budget (exact).
 
-Each speaker of a conversation is a subject; every subject is consolidated.
+In each view of the conversations (``memlineage.operations.locomo``: the
+observations, or the dialogue turns, one event per turn) each speaker of a
+conversation is a subject; every subject is consolidated.
 For every QA item of categories 1-4, both speakers are recalled together with
 ``query=question`` and one shared budget B. Measured, for B in 500, 1,000,
 1,764 (Mem0's published tokens per query) and 4,000:
@@ -10,13 +12,14 @@ For every QA item of categories 1-4, both speakers are recalled together with
 - answer-string recall: items whose answer appears verbatim in the context text.
 
 Beside memlineage, in the same run, same tokenizer, same line format, same
-packing: BM25 over all raw observations through the same full-text engine
-(plain RAG), the hot summary alone without a query, and all observations (the
+packing: BM25 over all raw events through the same full-text engine
+(plain RAG), the hot summary alone without a query, and all events (the
 full-memory upper bound, with its token count). The must-keep part is checked
 present in every memlineage answer. PostgreSQL also compares the text-search
 configurations 'simple' and 'english' on the BM25-style retrieval.
 
     python bench/bench_recall_locomo.py [--backend sqlite|postgres|both] [--conversations N]
+        [--view observations|turns|both]
 """
 
 from __future__ import annotations
@@ -28,15 +31,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from common import open_memory, postgres_reachable
-from locomo_passages import Conversation, Observation, Question, load
+from common import LOCOMO, open_memory, postgres_reachable
 from memlineage import Memory
+from memlineage.operations.locomo import ANSWERED, VIEWS, Conversation, Event, QAItem, View, load
 from memlineage.recall.context import Packed, Passage, pack, query_terms
 from memlineage.recall.prompt import layout, passage_line
 from memlineage.recall.read import finish, gather
 
 BUDGETS = (500, 1000, 1764, 4000)
-METHODS = ("memlineage", "bm25 raw", "hot summary", "all observations")
+METHODS = ("memlineage", "bm25 raw", "hot summary", "all events")
 
 
 @dataclass
@@ -53,7 +56,7 @@ class Score:
         self,
         kept: Sequence[Passage],
         tokens: int,
-        question: Question,
+        question: QAItem,
         dia: dict[str, tuple[str, ...]],
     ) -> None:
         shown = {d for p in kept for s in p.sources for d in dia.get(s, ())}
@@ -73,23 +76,18 @@ class Score:
         )
 
 
-def populate(memory: Memory, conversations: Sequence[Conversation]) -> None:
+def populate(memory: Memory, conversations: Sequence[Conversation], view: View) -> None:
     for conv in conversations:
-        memory.add(
-            [
-                {"id": o.id, "subject": o.subject, "text": o.text, "at": o.at}
-                for o in conv.observations
-            ]
-        )
-        for subject in conv.speakers:
+        memory.add([e.as_added() for e in conv.events(view)])
+        for subject in conv.subjects:
             result = memory.consolidate(subject)
             assert result.switched, (subject, result.reason)
 
 
 def bm25_baseline(
-    memory: Memory, subjects: Sequence[str], question: str, by_id: dict[str, Observation]
+    memory: Memory, subjects: Sequence[str], question: str, by_id: dict[str, Event]
 ) -> list[Passage]:
-    """Plain RAG: the raw observations the engine matches, best first; nothing kept by rule."""
+    """Plain RAG: the raw events the engine matches, best first; nothing kept by rule."""
     found: list[Passage] = []
     terms = query_terms(question)
     for subject in subjects:
@@ -113,16 +111,16 @@ def all_passages(memory: Memory, subjects: Sequence[str]) -> list[Passage]:
 
 
 def evaluate(
-    memory: Memory, conversations: Sequence[Conversation], budgets: Sequence[int]
+    memory: Memory, conversations: Sequence[Conversation], view: View, budgets: Sequence[int]
 ) -> dict[str, dict[int, Score]]:
     scores = {m: {b: Score() for b in budgets} for m in METHODS}
     must_tokens: list[int] = []
     costs = layout()
     policy = memory.store.policy
     for conv in conversations:
-        dia = {o.id: o.dia_ids for o in conv.observations}
-        by_id = {o.id: o for o in conv.observations}
-        subjects = list(conv.speakers)
+        dia = {e.id: e.dia_ids for e in conv.events(view)}
+        by_id = {e.id: e for e in conv.events(view)}
+        subjects = conv.subjects
         everything = all_passages(memory, subjects)
         full = pack(everything, None, costs)
         hot: dict[int, Packed] = {}
@@ -137,8 +135,8 @@ def evaluate(
             hot[budget] = Packed(
                 hot_set.context, (), hot_set.tokens or 0, budget, hot_set.over_budget
             )
-        for question in conv.questions:
-            if question.category not in (1, 2, 3, 4):
+        for question in conv.qa:
+            if question.category not in ANSWERED:
                 continue
             gathered = []
             for subject in subjects:
@@ -159,7 +157,7 @@ def evaluate(
                 scores["hot summary"][budget].add(
                     hot[budget].kept, hot[budget].tokens, question, dia
                 )
-                scores["all observations"][budget].add(full.kept, full.tokens, question, dia)
+                scores["all events"][budget].add(full.kept, full.tokens, question, dia)
     print(
         f"must-keep part per conversation (both speakers): median"
         f" {statistics.median(must_tokens):,.0f} tokens, max {max(must_tokens):,}"
@@ -167,13 +165,16 @@ def evaluate(
     return scores
 
 
-def print_table(backend: str, scores: dict[str, dict[int, Score]], budgets: Sequence[int]) -> None:
-    print(f"\n{backend}: LoCoMo categories 1-4, both speakers, shared budget", flush=True)
+def print_table(
+    backend: str, view: View, scores: dict[str, dict[int, Score]], budgets: Sequence[int]
+) -> None:
+    print(f"\n{backend}: LoCoMo {view}, categories 1-4, both speakers, shared budget", flush=True)
     print(f"{'method':<18} {'B':>6} {'ev-all':>8} {'ev-any':>8} {'answer':>8} {'tokens p50':>10}")
     for budget in budgets:
         for method in METHODS:
             score = scores[method][budget]
-            print(f"{method:<18} {budget:>6} {score.row()}")
+            label = f"all {view}" if method == "all events" else method
+            print(f"{label:<18} {budget:>6} {score.row()}")
         mine, rag = scores["memlineage"][budget], scores["bm25 raw"][budget]
         ratio = mine.evidence_all / max(rag.evidence_all, 1)
         print(
@@ -185,24 +186,24 @@ def print_table(backend: str, scores: dict[str, dict[int, Score]], budgets: Sequ
 
 
 def compare_pg_configs(
-    memory: Memory, conversations: Sequence[Conversation], budgets: Sequence[int]
+    memory: Memory, conversations: Sequence[Conversation], view: View, budgets: Sequence[int]
 ) -> None:
     """'simple' vs 'english' for the BM25-style retrieval on PostgreSQL (ts_rank_cd)."""
     costs = layout()
-    print("\npostgres: text-search configuration, raw-observation retrieval (ev-all / ev-any)")
+    print(f"\npostgres: text-search configuration, raw {view} retrieval (ev-all / ev-any)")
     for config in ("simple", "english"):
         all_hits = {b: 0 for b in budgets}
         any_hits = {b: 0 for b in budgets}
         items = 0
         for conv in conversations:
-            dia = {o.id: o.dia_ids for o in conv.observations}
-            for question in conv.questions:
-                if question.category not in (1, 2, 3, 4):
+            dia = {e.id: e.dia_ids for e in conv.events(view)}
+            for question in conv.qa:
+                if question.category not in ANSWERED:
                     continue
                 items += 1
                 found = []
                 terms = " | ".join(query_terms(question.question))
-                for subject in conv.speakers:
+                for subject in conv.subjects:
                     with memory.store.reader(memory.tenant) as reader:
                         rows = reader.tx.all(  # type: ignore[attr-defined]
                             "SELECT id, text, at, ts_rank_cd(to_tsvector(?::regconfig, text), q)"
@@ -228,32 +229,39 @@ def compare_pg_configs(
         print(f"{config:<8} {cells}", flush=True)
 
 
+def run(backend: str, view: View, conversations: Sequence[Conversation]) -> None:
+    with open_memory(backend, "locomo") as memory:
+        start = time.perf_counter()
+        populate(memory, conversations, view)
+        print(
+            f"{backend}: {sum(len(c.events(view)) for c in conversations)} {view}"
+            f" added and consolidated in {time.perf_counter() - start:.1f} s",
+            flush=True,
+        )
+        start = time.perf_counter()
+        scores = evaluate(memory, conversations, view, BUDGETS)
+        print(f"{backend}: evaluated in {time.perf_counter() - start:.1f} s")
+        print_table(backend, view, scores, BUDGETS)
+        if backend == "postgres":
+            compare_pg_configs(memory, conversations, view, BUDGETS)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
     parser.add_argument("--conversations", type=int, default=10)
+    parser.add_argument("--view", choices=(*VIEWS, "both"), default="both")
     args = parser.parse_args()
-    conversations = load()[: args.conversations]
+    conversations = load(LOCOMO)[: args.conversations]
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
     if args.backend == "both" and not postgres_reachable():
         backends = ("sqlite",)
-    for backend in backends:
-        with open_memory(backend, "locomo") as memory:
-            start = time.perf_counter()
-            populate(memory, conversations)
-            print(
-                f"{backend}: {sum(len(c.observations) for c in conversations)} observations"
-                f" added and consolidated in {time.perf_counter() - start:.1f} s",
-                flush=True,
-            )
-            start = time.perf_counter()
-            scores = evaluate(memory, conversations, BUDGETS)
-            print(f"{backend}: evaluated in {time.perf_counter() - start:.1f} s")
-            print_table(backend, scores, BUDGETS)
-            if backend == "postgres":
-                compare_pg_configs(memory, conversations, BUDGETS)
+    views = VIEWS if args.view == "both" else (args.view,)
+    for view in views:
+        for backend in backends:
+            run(backend, view, conversations)
     return 0
 
 

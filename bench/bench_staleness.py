@@ -16,18 +16,14 @@
 from __future__ import annotations
 
 import argparse
-import os
+import contextlib
 import random
-import tempfile
-import time
-import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from bench_gate import locomo_events
 from bench_store import make_events
-from common import median_seconds, report, schema_url
+from common import median_seconds, report, store_url
 from memlineage import Memory
 from memlineage.model import NewEvent
 from memlineage.raw.ingest import parse_event, utc_now
@@ -35,7 +31,6 @@ from memlineage.store.base import SqlStore
 from memlineage.store.sql import Tx
 from memlineage.store.staleness import mark_descendants_stale
 
-PG_URL = os.environ.get("MEMLINEAGE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 TENANT, SUBJECT = "bench", "user-1"
 DESCENDANTS = 1_000
 
@@ -196,44 +191,23 @@ def main() -> None:
     parser.add_argument("--append-events", type=int, default=5_000)
     args = parser.parse_args()
     sizes = [10_000, 100_000 if args.quick else 1_000_000]
-    with tempfile.TemporaryDirectory(prefix="memlineage-bench-") as tmp:
-        if args.backend in ("sqlite", "both"):
-            store = Memory(str(Path(tmp) / "stale.db")).store
-            assert isinstance(store, SqlStore)
-            bench_staleness(store, "sqlite", sizes, args.repeats)
-            store.close()
-            bench_detection(
-                lambda: str(Path(tmp) / f"append-{time.monotonic_ns()}.db"),
-                "sqlite",
-                args.append_events,
-                max(3, args.repeats // 2),
-            )
-        if args.backend in ("postgres", "both"):
-            run_postgres(sizes, args)
+    backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    for backend in backends:
+        run_backend(backend, sizes, args)
 
 
-def run_postgres(sizes: list[int], args: argparse.Namespace) -> None:
-    import psycopg
+def run_backend(backend: str, sizes: list[int], args: argparse.Namespace) -> None:
+    """Both parts on ``backend``: every database a new one, all dropped at the end."""
+    with contextlib.ExitStack() as stores:
 
-    schemas: list[str] = []
+        def fresh() -> str:
+            return stores.enter_context(store_url(backend))
 
-    def fresh() -> str:
-        schema = f"bench_{uuid.uuid4().hex[:10]}"
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {schema}")
-        schemas.append(schema)
-        return schema_url(schema, PG_URL)
-
-    try:
         store = Memory(fresh()).store
         assert isinstance(store, SqlStore)
-        bench_staleness(store, "postgres", sizes, args.repeats)
+        bench_staleness(store, backend, sizes, args.repeats)
         store.close()
-        bench_detection(fresh, "postgres", args.append_events, max(3, args.repeats // 2))
-    finally:
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
-            for schema in schemas:
-                conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        bench_detection(fresh, backend, args.append_events, max(3, args.repeats // 2))
 
 
 if __name__ == "__main__":

@@ -19,24 +19,19 @@ Baselines, measured in the same run:
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sqlite3
-import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-from common import percentile, report, schema_url
+from common import PG_URL, open_memory, percentile, report, store_url
 from memlineage import Memory
 from memlineage.model import NewEvent
 from memlineage.raw.ingest import parse_event, utc_now
 from memlineage.store.rows import EVENT_COLUMNS, event_row
 
-PG_URL = os.environ.get("MEMLINEAGE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 TEXTS = [
     "Never deploy {p} on Fridays; the budget is at most {n},500 EUR.",
     "I prefer tea over coffee in the {p} stand-up.",
@@ -83,12 +78,15 @@ def bare_rows(lines: list[dict[str, object]]) -> list[tuple[Any, ...]]:
 
 class Backend:
     name = ""
+    kind = ""  # as store_url names it
+    pg = PG_URL
 
     @contextmanager
     def fresh(self) -> Iterator[str]:
-        """A URL of a new, migrated, empty database."""
-        raise NotImplementedError
-        yield ""
+        """A URL of a new, migrated, empty database, dropped after."""
+        with store_url(self.kind, pg=self.pg) as url:
+            Memory(url).close()
+            yield url
 
     def bare(self, url: str, how: str, batches: list[list[tuple[Any, ...]]]) -> None:
         raise NotImplementedError
@@ -99,15 +97,7 @@ class Backend:
 
 class SqliteBackend(Backend):
     name = "SQLite"
-
-    def __init__(self, tmp: Path):
-        self.tmp = tmp
-
-    @contextmanager
-    def fresh(self) -> Iterator[str]:
-        path = self.tmp / f"{uuid.uuid4().hex}.db"
-        Memory(str(path)).close()
-        yield str(path)
+    kind = "sqlite"
 
     def bare(self, url: str, how: str, batches: list[list[tuple[Any, ...]]]) -> None:
         conn = sqlite3.connect(url, isolation_level=None)
@@ -122,25 +112,13 @@ class SqliteBackend(Backend):
 
 class PostgresBackend(Backend):
     name = "PostgreSQL"
+    kind = "postgres"
 
-    def __init__(self, url: str):
+    def __init__(self, pg: str):
         import psycopg
 
         self.psycopg = psycopg
-        self.url = url
-
-    @contextmanager
-    def fresh(self) -> Iterator[str]:
-        schema = f"bench_{uuid.uuid4().hex[:12]}"
-        with self.psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {schema}")
-        url = schema_url(schema, self.url)
-        Memory(url).close()
-        try:
-            yield url
-        finally:
-            with self.psycopg.connect(self.url, autocommit=True) as conn:
-                conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        self.pg = pg
 
     def bare(self, url: str, how: str, batches: list[list[tuple[Any, ...]]]) -> None:
         with self.psycopg.connect(url) as conn:
@@ -223,8 +201,7 @@ def split(values: list[Any], size: int) -> list[list[Any]]:
     return [values[i : i + size] for i in range(0, len(values), size)]
 
 
-def build_recall_store(path: Path, subjects: int, per_subject: int, consolidated: int) -> Memory:
-    memory = Memory(str(path))
+def build_recall_store(memory: Memory, subjects: int, per_subject: int, consolidated: int) -> None:
     started = time.perf_counter()
     for s in range(subjects):
         memory.add(make_events(f"user-{s}", 0, per_subject))
@@ -233,7 +210,6 @@ def build_recall_store(path: Path, subjects: int, per_subject: int, consolidated
     for s in range(consolidated):
         memory.consolidate(f"user-{s}")
         memory.add(make_events(f"user-{s}", per_subject, 3))  # a raw tail
-    return memory
 
 
 def bench_recall(memory: Memory, subjects: int, consolidated: int, samples: int) -> None:
@@ -266,21 +242,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--samples", type=int, default=5_000)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="memlineage-bench-") as tmp:
-        backends: list[Backend] = [SqliteBackend(Path(tmp))]
-        if not args.no_pg:
-            backends.append(PostgresBackend(args.pg))
-        for backend in backends:
-            bench_append(
-                backend, args.append_events, args.batch, args.append_subjects, args.repeats
-            )
-        if args.append_only:
-            return
-        memory = build_recall_store(
-            Path(tmp) / "recall.db", args.subjects, args.per_subject, args.consolidated
-        )
-        with memory:
-            bench_recall(memory, args.subjects, args.consolidated, args.samples)
+    backends: list[Backend] = [SqliteBackend()]
+    if not args.no_pg:
+        backends.append(PostgresBackend(args.pg))
+    for backend in backends:
+        bench_append(backend, args.append_events, args.batch, args.append_subjects, args.repeats)
+    if args.append_only:
+        return
+    with open_memory("sqlite") as memory:
+        build_recall_store(memory, args.subjects, args.per_subject, args.consolidated)
+        bench_recall(memory, args.subjects, args.consolidated, args.samples)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
-"""Helpers shared by the benchmarks: timing with medians, printing ratios, and a
-Memory on a throwaway SQLite file or PostgreSQL schema."""
+"""Helpers shared by the benchmarks: timing with medians, printing ratios, the store
+of a benchmark (a throwaway SQLite file or PostgreSQL schema, or a kept one), and
+where the shared data (LoCoMo) is read from."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import statistics
 import tempfile
 import time
@@ -14,7 +16,11 @@ from urllib.parse import quote
 
 from memlineage import Memory
 
-PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+PG_URL = os.environ.get("MEMLINEAGE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+# The data folder beside the checkout, read in place and never copied.
+CHECKOUT_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("MEMLINEAGE_SHARED_DATA", CHECKOUT_SHARED))
+LOCOMO = SHARED_DATA / "locomo" / "locomo10.json"
 
 
 def median_seconds(fn: Callable[[], object], repeats: int) -> float:
@@ -49,51 +55,46 @@ def schema_url(schema: str, base: str = PG_URL) -> str:
 
 
 @contextlib.contextmanager
-def open_memory(backend: str, tenant: str) -> Iterator[Memory]:
-    """A Memory of ``tenant`` on a new SQLite file or PostgreSQL schema, dropped after."""
+def store_url(backend: str, *, keep: str | None = None, pg: str = PG_URL) -> Iterator[str]:
+    """The URL of a store for a benchmark: a new SQLite file or PostgreSQL schema (of
+    ``pg``'s server), dropped after; with ``keep``, the file ``keep``.db or the schema
+    bench_``keep``, made if missing and kept (a benchmark whose build takes long builds
+    it once). The one place a benchmark's store is made."""
     if backend == "sqlite":
-        with (
-            tempfile.TemporaryDirectory() as tmp,
-            Memory(str(Path(tmp) / f"{tenant}.db"), tenant=tenant) as memory,
-        ):
-            yield memory
+        if keep:
+            yield str(Path(keep).with_suffix(".db"))
+            return
+        with tempfile.TemporaryDirectory(prefix="memlineage-bench-") as tmp:
+            yield str(Path(tmp) / f"{uuid.uuid4().hex[:10]}.db")
         return
     import psycopg
 
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
+    schema = f"bench_{keep}" if keep else f"bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(pg, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
     try:
-        with Memory(schema_url(schema), tenant=tenant) as memory:
-            yield memory
+        yield schema_url(schema, pg)
     finally:
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        if not keep:
+            with psycopg.connect(pg, autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 @contextlib.contextmanager
-def kept_memory(backend: str, tenant: str, name: str) -> Iterator[Memory]:
-    """A Memory on the SQLite file ``name``.db or the PostgreSQL schema bench_``name``,
-    kept after the run: a benchmark whose build takes long builds it once."""
-    if backend == "sqlite":
-        with Memory(str(Path(name).with_suffix(".db")), tenant=tenant) as memory:
-            yield memory
-        return
-    import psycopg
-
-    schema = f"bench_{name}"
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-    with Memory(schema_url(schema), tenant=tenant) as memory:
+def open_memory(
+    backend: str, tenant: str = "default", *, keep: str | None = None, pg: str = PG_URL
+) -> Iterator[Memory]:
+    """A Memory of ``tenant`` on a store of ``store_url`` (dropped after unless ``keep``)."""
+    with store_url(backend, keep=keep, pg=pg) as url, Memory(url, tenant=tenant) as memory:
         yield memory
 
 
-def postgres_reachable() -> bool:
+def postgres_reachable(pg: str = PG_URL) -> bool:
     import psycopg
 
     try:
-        with psycopg.connect(PG_URL, connect_timeout=3):
+        with psycopg.connect(pg, connect_timeout=3):
             return True
     except psycopg.Error as exc:
-        print(f"postgres: skipped, not reachable at {PG_URL}: {exc}".splitlines()[0])
+        print(f"postgres: skipped, not reachable at {pg}: {exc}".splitlines()[0])
         return False

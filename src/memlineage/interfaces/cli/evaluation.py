@@ -15,16 +15,9 @@ from memlineage.operations.evaluate import METRICS, EvalReport, parse_gold
 from memlineage.operations.reports import render_html
 
 
-def _evidence(path: str) -> dict[str, list[str]]:
+def _evidence(path: str, view: locomo.View) -> dict[str, list[str]]:
     """LoCoMo: the evidence events of every QA item (categories 1–4), by subject."""
-    owed: dict[str, list[str]] = {}
-    for conversation in locomo.load(path):
-        for item in conversation.qa:
-            if item.category in (1, 2, 3, 4):
-                for event_id in item.evidence_events(conversation):
-                    subject = event_id.rsplit("/", 1)[0]
-                    owed.setdefault(subject, []).append(event_id)
-    return {s: list(dict.fromkeys(ids)) for s, ids in owed.items()}
+    return locomo.owed_evidence(locomo.load(path), view)
 
 
 def _table(report: EvalReport) -> str:
@@ -45,6 +38,13 @@ def _table(report: EvalReport) -> str:
 @click.option("--sample", type=click.IntRange(1), help="rebuild only this many subjects")
 @click.option("--gold", "gold_file", help="JSONL of {event, key?, value, unit?, polarity}")
 @click.option("--locomo", "locomo_file", help="a LoCoMo file: its QA evidence must be cited")
+@click.option(
+    "--locomo-view",
+    type=click.Choice(locomo.VIEWS),
+    default="observations",
+    show_default=True,
+    help="which LoCoMo events the store holds: the observations or the dialogue turns",
+)
 @click.option("--html", "html_file", help="write a self-contained report with charts here")
 @click.option("--no-save", is_flag=True, help="do not store this run")
 def evaluate(
@@ -52,12 +52,13 @@ def evaluate(
     sample: int | None,
     gold_file: str | None,
     locomo_file: str | None,
+    locomo_view: locomo.View,
     html_file: str | None,
     no_save: bool,
 ) -> Report:
     """Rebuild summaries from the raw layer (never switching) and report five metrics."""
     gold = parse_gold(read_lines(gold_file)) if gold_file else []
-    evidence = _evidence(locomo_file) if locomo_file else None
+    evidence = _evidence(locomo_file, locomo_view) if locomo_file else None
     with memory() as mem, progress_bars() as progress:
         report = mem.eval(
             subjects or None,

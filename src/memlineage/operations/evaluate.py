@@ -38,6 +38,7 @@ from memlineage.raw.ingest import utc_now
 from memlineage.recall.read import why_not_summary
 from memlineage.recall.tokens import Tokenizer, default_tokenizer
 from memlineage.store.protocol import Store
+from memlineage.strings import text_problem
 
 METRICS: tuple[str, ...] = (
     "key_fact_recall",
@@ -393,6 +394,9 @@ def gold_fact(row: Any, number: int) -> GoldFact:
     unknown = set(row) - {"event", "key", "value", "unit", "polarity"}
     if unknown:
         raise BadInput("unknown field", line=number, field=sorted(unknown)[0])
+    for name, item in row.items():
+        if isinstance(item, str) and (problem := text_problem(item)) is not None:
+            raise BadInput(problem, line=number, field=name)
     event, value = row.get("event"), row.get("value")
     if not isinstance(event, str) or not event:
         raise BadInput("must be an event id", line=number, field="event")

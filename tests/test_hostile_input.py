@@ -1,0 +1,181 @@
+"""Hostile strings, on both backends: one rule for every string field, the same answer everywhere.
+
+A lone surrogate (not encodable as UTF-8) or NUL (not storable by PostgreSQL)
+in any string a caller hands in is bad input naming the field: ``BadInput``
+in the library, exit 2 on the command line, a 400 over HTTP, a tool error
+over MCP; never a 500 or a traceback, and nothing stored changes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memlineage import Memory
+from memlineage.errors import BadInput
+from memlineage.interfaces.cli import main
+from memlineage.operations.evaluate import GoldFact
+from storedump import dump
+from test_http import Service, service_on
+
+SURROGATE = "bad \ud800 text"
+NUL = "bad \x00 text"
+HOSTILE = {"surrogate": SURROGATE, "nul": NUL}
+EVENTS = [
+    {"id": "m-1", "subject": "user-7", "text": "Never deploy on Fridays.", "kind": "constraint"},
+    {"id": "m-2", "subject": "user-7", "text": "I love jazz."},
+    {"id": "m-3", "subject": "user-7", "text": "Jazz gets on my nerves."},
+]
+
+# (name, the call with a hostile string s, the field the error names)
+CALLS: list[tuple[str, Callable[[Memory, str], Any], str]] = [
+    ("revoke reason", lambda m, s: m.revoke("m-1", reason=s), "reason"),
+    ("revoke id", lambda m, s: m.revoke(s), "event_id"),
+    ("taint", lambda m, s: m.trust("m-1", taint=[s]), "taint[0]"),
+    ("trust level", lambda m, s: m.trust("m-1", level=s), "level"),
+    ("conflict key", lambda m, s: m.conflict("m-2", "m-3", key=s), "key"),
+    ("erase reason", lambda m, s: m.erase("m-1", s), "reason"),
+    ("erase by", lambda m, s: m.erase("m-1", "asked", by=s), "by"),
+    ("dismiss reason", lambda m, s: m.dismiss("conflict:user-7:000001", s), "reason"),
+    ("temporal reason", lambda m, s: m.set_temporal_policy(["fact=keep"], s), "reason"),
+    ("temporal rule", lambda m, s: m.set_temporal_policy([s]), "assignments[0]"),
+    ("trust block", lambda m, s: m.set_trust_policy(block=[s]), "block[0]"),
+    ("trust reason", lambda m, s: m.set_trust_policy(reason=s), "reason"),
+    ("job subject", lambda m, s: m.queue([s]), "subjects[0]"),
+    ("eval gold key", lambda m, s: m.eval(gold=[GoldFact("m-1", "x", key=s)]), "gold[0].key"),
+    ("key label", lambda m, s: m.create_key(label=s), "label"),
+    ("recall query", lambda m, s: m.recall("user-7", query=s), "query"),
+    ("why", lambda m, s: m.why("user-7", s), "query"),
+]
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+@pytest.mark.parametrize(("name", "call", "field"), CALLS, ids=[c[0] for c in CALLS])
+def test_every_string_argument_is_checked_the_same_on_both_backends(
+    db_url: str, name: str, call: Callable[[Memory, str], Any], field: str, kind: str
+) -> None:
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add(EVENTS)
+        before = dump(db_url)
+        with pytest.raises(BadInput) as caught:
+            call(memory, HOSTILE[kind])
+    assert caught.value.field == field, name
+    assert dump(db_url) == before
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_a_hostile_tenant_is_bad_input(db_url: str, kind: str) -> None:
+    with pytest.raises(BadInput) as caught:
+        Memory(db_url, tenant=f"acme{HOSTILE[kind]}")
+    assert caught.value.field == "tenant"
+
+
+# (method, path, JSON body with a hostile string s, the field the error names)
+REQUESTS: list[tuple[str, str, Callable[[str], dict[str, Any]], str]] = [
+    ("post", "/v1/events/m-1/revoke", lambda s: {"reason": s}, "reason"),
+    ("post", "/v1/events/m-1/trust", lambda s: {"taint": ["ok", s]}, "taint[1]"),
+    ("post", "/v1/conflicts", lambda s: {"a": "m-2", "b": "m-3", "key": s}, "key"),
+    ("post", "/v1/events/m-1/erase", lambda s: {"reason": "asked", "by": s}, "by"),
+    ("post", "/v1/conflicts/conflict:user-7:000001/dismiss", lambda s: {"reason": s}, "reason"),
+    ("post", "/v1/policy/temporal", lambda s: {"rules": ["fact=keep"], "reason": s}, "reason"),
+    ("post", "/v1/policy/trust", lambda s: {"block": [s]}, "block[0]"),
+    ("post", "/v1/jobs", lambda s: {"subjects": [s]}, "subjects[0]"),
+    (
+        "post",
+        "/v1/eval",
+        lambda s: {"gold": [{"event": "m-1", "value": "x", "key": s}]},
+        "gold[0].key",
+    ),
+    ("post", "/v1/reviews/x/approve", lambda s: {"reviewer": s}, "reviewer"),
+    ("post", "/v1/release", lambda s: {"mode": s}, "mode"),
+]
+
+
+@pytest.fixture
+def seeded_service(db_url: str) -> Any:
+    with service_on(db_url) as running:
+        with running.client() as http:
+            assert http.post("/v1/events", json={"events": EVENTS}).status_code == 200
+        yield running
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_every_string_of_every_body_is_a_400_naming_the_field(
+    seeded_service: Service, kind: str
+) -> None:
+    with seeded_service.client() as http:
+        for method, path, body, field in REQUESTS:
+            before = dump(seeded_service.db)
+            # json.dumps escapes the surrogate as \ud800, as a hostile client would send it
+            content = json.dumps(body(HOSTILE[kind])).encode()
+            answer = http.request(
+                method, path, content=content, headers={"content-type": "application/json"}
+            )
+            assert answer.status_code == 400, (path, answer.text)
+            error = answer.json()["error"]
+            assert error["type"] == "BadInput" and f"field {field!r}" in error["message"], path
+            assert dump(seeded_service.db) == before, path
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_hostile_query_and_path_strings_are_a_400(seeded_service: Service, kind: str) -> None:
+    # Percent-encoded: a URL cannot carry a lone surrogate itself (its UTF-8 form decodes to
+    # U+FFFD), but it can carry NUL.
+    quoted = "%00" if kind == "nul" else "%ED%A0%80"
+    with seeded_service.client() as http:
+        recall = http.get(f"/v1/subjects/user-7/recall?query=a{quoted}")
+        revoked = http.post(f"/v1/events/m{quoted}/revoke", json={})
+    if kind == "nul":
+        assert recall.status_code == 400 and "'query'" in recall.json()["error"]["message"]
+        assert revoked.status_code == 400 and "'event_id'" in revoked.json()["error"]["message"]
+    else:
+        assert recall.status_code == 200 and revoked.status_code == 404, revoked.text
+
+
+def cli(db: str, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main([*argv, "--db", db, "--tenant", "acme"], stdout=io.StringIO())
+    return code, capsys.readouterr().err
+
+
+# A non-UTF-8 byte on the command line arrives as a lone surrogate (surrogateescape).
+ARGV = [
+    (["revoke", "m-1", "--reason", SURROGATE], "reason"),
+    (["conflict", "m-2", "m-3", "--key", NUL], "key"),
+    (["erase", "m-1", "--reason", "asked", "--by", SURROGATE], "by"),
+    (["trust", "m-1", "--taint", NUL], "taint[0]"),
+    (["policy", "trust", "--block", SURROGATE], "block[0]"),
+    (["jobs", "add", NUL], "subjects[0]"),
+]
+
+
+@pytest.mark.parametrize(("argv", "field"), ARGV, ids=[a[0][0] for a in ARGV])
+def test_the_command_line_refuses_them_with_exit_2_naming_the_field(
+    db_url: str, capsys: pytest.CaptureFixture[str], argv: list[str], field: str
+) -> None:
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add(EVENTS)
+    before = dump(db_url)
+    code, err = cli(db_url, capsys, *argv)
+    assert code == 2, err
+    assert f"field {field!r}" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert dump(db_url) == before
+
+
+def test_gold_file_keys_are_checked(
+    db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add(EVENTS)
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps({"event": "m-1", "value": "x", "key": NUL}) + "\n", encoding="utf-8")
+    before = dump(db_url)
+    code, err = cli(db_url, capsys, "eval", "--gold", str(gold))
+    assert code == 2 and "line 1, field 'key'" in err, err
+    assert dump(db_url) == before

@@ -179,3 +179,24 @@ def test_gold_file_keys_are_checked(
     code, err = cli(db_url, capsys, "eval", "--gold", str(gold))
     assert code == 2 and "line 1, field 'key'" in err, err
     assert dump(db_url) == before
+
+
+ESCAPES = "\x1b]0;PWNED\x07\x1b[2J"
+
+
+@pytest.mark.parametrize("command", ["recall", "audit"])
+def test_plain_text_output_shows_control_characters_escaped(
+    db_url: str, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add([{"id": "m-1", "subject": "user-7", "text": f"I love jazz.{ESCAPES}"}])
+        memory.revoke("m-1", reason=f"withdrawn{ESCAPES}")
+        memory.add([{"id": "m-2", "subject": "user-7", "text": f"Call me Al.{ESCAPES}"}])
+    out = io.StringIO()
+    assert main([command, "user-7", "--db", db_url, "--tenant", "acme"], stdout=out) == 0
+    text = out.getvalue()
+    assert "\x1b" not in text and "\x07" not in text, text
+    if command == "recall":
+        assert "Call me Al.\\x1b]0;PWNED\\x07\\x1b[2J" in text
+    else:
+        assert "withdrawn\\x1b]0;PWNED\\x07\\x1b[2J" in text

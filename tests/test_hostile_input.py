@@ -200,3 +200,24 @@ def test_plain_text_output_shows_control_characters_escaped(
         assert "Call me Al.\\x1b]0;PWNED\\x07\\x1b[2J" in text
     else:
         assert "withdrawn\\x1b]0;PWNED\\x07\\x1b[2J" in text
+
+
+def test_review_session_dies_with_its_key(db_url: str) -> None:
+    with service_on(db_url) as running:
+        with Memory(db_url, tenant="acme") as memory:
+            key_id, key = memory.create_key(label="reviewer")
+        with running.client(tenant=None) as http:
+            signed = http.post("/review/login", data={"key": key, "reviewer": "eve"})
+            assert signed.status_code == 303
+            assert http.get("/review").status_code == 200
+            with Memory(db_url, tenant="acme") as memory:
+                assert memory.revoke_key(key_id)
+            listed = http.get("/review")
+            assert listed.status_code == 303 and listed.headers["location"] == "/review/login"
+            shown = http.get("/review/summary:user-7:000001-x/show")
+            assert shown.status_code == 303
+            decided = http.post(
+                "/review/summary:user-7:000001-x/decide",
+                data={"action": "approve", "csrf": "x", "reason": ""},
+            )
+            assert decided.status_code == 303

@@ -221,3 +221,38 @@ def test_review_session_dies_with_its_key(db_url: str) -> None:
                 data={"action": "approve", "csrf": "x", "reason": ""},
             )
             assert decided.status_code == 303
+
+
+def keyword_dsn(pg_url: str, password: str) -> str:
+    """The test schema's URL as a libpq keyword DSN (trust auth ignores the password)."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    params = conninfo_to_dict(pg_url)
+    return make_conninfo("", **{**params, "password": password})
+
+
+def test_a_keyword_dsn_opens_postgresql_and_never_shows_its_password(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    dsn = keyword_dsn(pg_url, "hunter2secret")
+    assert dsn.startswith("host=") or " dbname=" in dsn
+    with Memory(dsn, tenant="acme") as memory:
+        memory.add(EVENTS[:1])
+        assert "hunter2secret" not in repr(memory.store)
+    with Memory(pg_url, tenant="acme") as memory:
+        assert [e.id for e in memory.events("user-7")] == ["m-1"]
+    assert list(tmp_path.iterdir()) == []  # no SQLite file named after the DSN
+    broken = dsn.replace("port=5432", "port=1")
+    code, err = cli(broken, capsys, "recall", "user-7")
+    assert code == 2 and "PostgreSQL" in err and "hunter2secret" not in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unparsable_keyword_dsn_is_refused_without_echoing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, err = cli("host=db password=hunter2secret 'unclosed", capsys, "recall", "user-7")
+    assert code == 2 and "hunter2secret" not in err and "keyword DSN" in err, err
+    assert list(tmp_path.iterdir()) == []

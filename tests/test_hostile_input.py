@@ -256,3 +256,51 @@ def test_an_unparsable_keyword_dsn_is_refused_without_echoing_it(
     code, err = cli("host=db password=hunter2secret 'unclosed", capsys, "recall", "user-7")
     assert code == 2 and "hunter2secret" not in err and "keyword DSN" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+SECRET_URLS = [
+    "https://alice:hunter2secret@llm.example/v1",
+    "https://llm.example/v1?api_key=hunter2secret",
+    "https://llm.example/v1?x=1&token=hunter2secret",
+]
+
+
+@pytest.mark.parametrize("url", SECRET_URLS)
+def test_a_generator_url_with_credentials_is_refused_and_never_stored(
+    db_url: str, capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add(EVENTS[:1])
+    before = dump(db_url)
+    code, err = cli(
+        db_url,
+        capsys,
+        "release",
+        "rollout",
+        "--generator",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        url,
+    )
+    assert code == 2 and "field 'base_url'" in err and "hunter2secret" not in err, err
+    assert dump(db_url) == before
+    with Memory(db_url, tenant="acme") as memory, pytest.raises(BadInput) as caught:
+        memory.rollout({"generator": "openai", "model": "m", "api_key": "hunter2secret"})
+    assert caught.value.field == "api_key"
+
+
+def test_credentials_stored_before_are_never_returned(db_url: str) -> None:
+    """A configuration written by an older version (straight into the store) shows ***."""
+    with Memory(db_url, tenant="acme") as memory:
+        for url in SECRET_URLS:
+            config = {"generator": "openai", "model": "m", "base_url": url}
+            memory.store.add_generator_config("acme", config)
+    with service_on(db_url) as running, running.client() as http:
+        listed = http.get("/v1/release/configs")
+    assert listed.status_code == 200 and "hunter2secret" not in listed.text, listed.text
+    assert "llm.example" in listed.text
+    out = io.StringIO()
+    assert main(["release", "configs", "--db", db_url, "--tenant", "acme"], stdout=out) == 0
+    assert "hunter2secret" not in out.getvalue() and "llm.example" in out.getvalue()

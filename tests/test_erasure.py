@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
+from conftest import PG_URL
 from memlineage import Memory
 from memlineage.errors import BadInput
 from memlineage.store.base import SqlStore
@@ -102,3 +106,74 @@ def test_an_erased_event_stays_invalid_whatever_happens_next(memory: Memory) -> 
     memory.erase("b", reason="request")
     memory.dismiss(str(conflict["conflict_id"]))
     assert [e.id for e in memory.recall("user-7").events] == ["a"]
+
+
+TOKEN = "zqvmkilimanjaroflute"
+TAIL = b"manjaroflut"  # FTS5 keeps stemmed terms with shared prefixes cut: look for the tail
+
+
+def test_no_byte_of_the_erased_text_stays_in_the_sqlite_files(tmp_path: Path) -> None:
+    """FTS5 keeps a deleted term in its old segments until they merge: erase merges them."""
+    db = tmp_path / "erase.db"
+    with Memory(str(db), tenant="acme") as memory:
+        memory.add([{"id": "s-1", "subject": "user-7", "text": f"My code word is {TOKEN}."}])
+        for batch in range(20):  # several FTS5 segments, the token's among the older ones
+            memory.add(
+                [{"id": f"f-{batch}-{i}", "subject": "user-7", "text": f"Filler {batch} {i}."}
+                 for i in range(5)]
+            )  # fmt: skip
+        assert TAIL in db.read_bytes() + Path(f"{db}-wal").read_bytes()
+        result = memory.erase("s-1", reason="request", by="dpo")
+        assert result.purged
+        for file in (db, Path(f"{db}-wal")):
+            if file.exists():
+                assert TAIL not in file.read_bytes(), file
+        assert "s-1" not in [e.id for e in memory.recall("user-7", query=TOKEN).events]
+        ranked = memory.rank("user-7", "filler 7", ["f-7-1", "f-8-1"])
+        assert ranked[0][0] == "f-7-1"  # the merged index still answers
+
+
+def _schema_of(pg_url: str) -> str:
+    return pg_url.rsplit("search_path%3D", 1)[-1]
+
+
+def _relation_bytes(pg_url: str) -> bytes:
+    """The files of every table, index and TOAST table of the test schema."""
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")  # the pages on disk, not only in shared buffers
+        root = Path(str(conn.execute("SHOW data_directory").fetchone()[0]))  # type: ignore[index]
+        paths = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT pg_relation_filepath(c.oid) FROM pg_class c"
+                " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE n.nspname IN (current_schema(), 'pg_toast') AND c.relkind IN ('r','i','t')"
+                " AND pg_relation_filepath(c.oid) IS NOT NULL"
+            )
+        ]
+    if not os.access(root, os.R_OK):
+        pytest.skip(f"the server's data directory {root} is not readable here")
+    return b"".join((root / p).read_bytes() for p in paths if (root / p).exists())
+
+
+def test_postgresql_dump_holds_no_byte_and_vacuum_full_clears_the_files(pg_url: str) -> None:
+    """What docs/lineage.md promises on PostgreSQL: the logical content is gone at once (a
+    dump shows none of it); old row versions stay in the relation files until VACUUM FULL."""
+    with Memory(pg_url, tenant="acme") as memory:
+        memory.add([{"id": "s-1", "subject": "user-7", "text": f"My code word is {TOKEN}."}])
+        memory.add([{"id": "s-2", "subject": "user-7", "text": "Never call before 9 am."}])
+        assert memory.consolidate("user-7").switched
+        result = memory.erase("s-1", reason="request", by="dpo")
+        assert result.changed and not result.purged  # PostgreSQL cannot promise it at once
+    dumped = subprocess.run(
+        ["pg_dump", "--schema", _schema_of(pg_url), "--data-only", PG_URL],
+        capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    assert TOKEN.encode() not in dumped.lower() and TAIL not in dumped.lower()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+        )]  # fmt: skip
+        for table in tables:
+            conn.execute(f'VACUUM FULL "{table}"')
+    assert TAIL not in _relation_bytes(pg_url)

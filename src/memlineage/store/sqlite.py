@@ -139,9 +139,7 @@ class SqliteStore(SqlStore):
                     self.conn.execute("ROLLBACK")
                     raise
                 self.conn.execute("COMMIT")
-                busy, _log, _done = self.conn.execute(
-                    "PRAGMA wal_checkpoint(TRUNCATE)"
-                ).fetchone()
+                busy, _log, _done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         except sqlite3.Error:
             return False
         return int(busy) == 0

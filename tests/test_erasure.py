@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import os
 import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import PG_URL
 from memlineage import Memory
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.errors import BadInput
+from memlineage.lineage import erasure
+from memlineage.operations.evaluate import GoldFact
+from memlineage.operations.queue import RetryPolicy
 from memlineage.store.base import SqlStore
 
 SECRET = "My passport number is QX-7781234 and I live at 12 Rue Mouffetard."
@@ -177,3 +185,75 @@ def test_postgresql_dump_holds_no_byte_and_vacuum_full_clears_the_files(pg_url: 
         for table in tables:
             conn.execute(f'VACUUM FULL "{table}"')
     assert TAIL not in _relation_bytes(pg_url)
+
+
+class Rejected(DeterministicGenerator):
+    """Leaves every claim out: the gate rejects the output, its report naming the keys lost."""
+
+    name = "rejected"
+
+    def generate(self, request: GenerationRequest) -> dict[str, Any]:
+        output = super().generate(request)
+        output["claims"] = []
+        return output
+
+
+class Failing(DeterministicGenerator):
+    """Fails with a message quoting an event, as a remote model's error body may."""
+
+    name = "failing"
+
+    def generate(self, request: GenerationRequest) -> dict[str, Any]:
+        raise RuntimeError(f"upstream refused: {request.events[0].text}")
+
+
+def everything_that_writes(memory: Memory, token: str) -> None:
+    memory.add(
+        [
+            {"id": "s-1", "subject": "user-7", "kind": "constraint",
+             "text": f"Never share {token} password with anyone."},
+            {"id": "s-2", "subject": "user-7", "text": f"My locker code is {token}7.",
+             "facts": [{"key": "locker", "value": f"{token}7"}]},
+            {"id": "s-3", "subject": "user-7", "text": "I prefer trains."},
+        ]
+    )  # fmt: skip
+    assert memory.consolidate("user-7").switched
+    assert not memory.consolidate("user-7", Rejected(), force=True).switched
+    memory.eval(["user-7"], gold=[GoldFact("s-2", f"{token}7", key="locker")], save=True)
+    memory.add([{"id": "s-4", "subject": "user-7", "text": "Forget the locker."}])
+    memory.revoke("s-4", reason=f"user said: forget {token} please")
+    memory.conflict("s-3", "s-4", key=f"about {token}")
+    memory.queue(["user-7"], force=True)
+    memory.work(Failing(), retry=RetryPolicy(max_attempts=1))
+    memory.erase("s-1", reason=f"GDPR: erase {token}", by="dpo")
+    memory.erase("s-2", reason="GDPR", by="dpo")
+
+
+@settings(
+    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(word=st.text(alphabet="bcdfghjklmnpqrstvwxz", min_size=8, max_size=14))
+def test_erasure_leaves_no_derived_copy_of_a_secret_token(db_url: str, word: str) -> None:
+    """A random token through every command that writes, then erased: no table holds it."""
+    token = f"qz{word}"
+    tenant = f"t{uuid.uuid4().hex[:8]}"
+    with Memory(db_url, tenant=tenant) as memory:
+        everything_that_writes(memory, token)
+        assert memory.jobs()[0].state == "dead"  # the failure was recorded
+        found = [(t, v) for t, v in every_text(memory.store) if token in str(v).casefold()]
+        assert found == []
+        audit_doc = str(memory.audit("user-7").to_json())
+        assert token not in audit_doc.casefold()
+        if memory.store.dialect == "sqlite":  # type: ignore[attr-defined]
+            files = [Path(db_url), Path(f"{db_url}-wal")]
+            data = b"".join(f.read_bytes() for f in files if f.exists()).lower()
+            assert token[-8:].encode() not in data
+
+
+def test_own_words_are_scrubbed_as_whole_words_only() -> None:
+    own = erasure.own_words("My code word is Flute-77.", ["The codes are wrong.", "my word"])
+    assert own == ["code", "flute"]  # 'my', 'word' and 'is' are another event's or too short
+    found = erasure.pattern([], own)
+    assert erasure.scrub("share-FLUTE-code; codes stay; flutes stay", found) == (
+        "share-[erased]-[erased]; codes stay; flutes stay"
+    )

@@ -74,7 +74,8 @@ class EraseMixin(StoreCore):
             ):
                 return Erased(event_id, subject, clock.epoch, changed=False)
             (event,) = SqlReader(tx, tenant).events_by_id(subject, [event_id])
-            found = erasure.pattern(erasure.needles(event))
+            found = self._erased_pattern(tx, tenant, subject, event)
+            reason = erasure.scrub(reason, found)  # a reason may quote what it erases
             tx.execute(
                 "UPDATE events SET text = ?, facts = '[]' WHERE tenant = ? AND subject = ?"
                 " AND id = ?",
@@ -103,6 +104,7 @@ class EraseMixin(StoreCore):
                 (erasure.TOMBSTONE, tenant, subject, event_id, event_id),
             )
             scrubbed = self._scrub_artifacts(tx, tenant, subject, event_id, found)
+            self._scrub_operations_rows(tx, tenant, subject, found)
         purged = self._purge_erased()
         return Erased(event_id, subject, result.epoch, True, result.stale, scrubbed, purged)
 
@@ -136,24 +138,55 @@ class EraseMixin(StoreCore):
                 (new_output, new_manifest, new_gate, new_reason, tenant, subject, artifact_id),
             )
             changed.append(artifact_id)
-        self._scrub_column(tx, tenant, subject, "operations", "reason", found)
         return tuple(sorted(changed))
 
     @staticmethod
+    def _erased_pattern(tx: Tx, tenant: str, subject: str, event: Any) -> Any:
+        """What to scrub: the event's pieces, and its words no other event of the subject uses."""
+        others = tx.all(
+            "SELECT text FROM events WHERE tenant = ? AND subject = ? AND id <> ?",
+            (tenant, subject, event.id),
+        )
+        own = erasure.own_words(event.text, (str(r[0]) for r in others))
+        return erasure.pattern(erasure.needles(event), own)
+
+    def _scrub_operations_rows(self, tx: Tx, tenant: str, subject: str, found: Any) -> None:
+        """Free text outside artifacts: reasons quoting the content (a revoke's, a review's,
+        an erasure's), declared conflict keys, a job's last error (a generator's message may
+        quote its input), and saved evaluation reports (they quote values)."""
+        for table, column, only in (
+            ("operations", "reason", ""),
+            ("operations", "key", " AND kind <> 'policy'"),  # a policy's key is its name
+            ("erasures", "reason", ""),
+            ("reviews", "reason", ""),
+            ("jobs", "last_error", ""),
+        ):
+            self._scrub_column(tx, tenant, subject, table, column, found, only)
+        for run_id, report in tx.all(
+            "SELECT run_id, report FROM eval_runs WHERE tenant = ?", (tenant,)
+        ):
+            cleaned = dumps(erasure.scrub(json.loads(report), found))
+            if cleaned != dumps(json.loads(report)):
+                tx.execute(
+                    "UPDATE eval_runs SET report = ? WHERE tenant = ? AND run_id = ?",
+                    (cleaned, tenant, run_id),
+                )
+
+    @staticmethod
     def _scrub_column(
-        tx: Tx, tenant: str, subject: str, table: str, column: str, found: Any
+        tx: Tx, tenant: str, subject: str, table: str, column: str, found: Any, only: str = ""
     ) -> None:
         """Free-text reasons may quote the content too (a user's revoke reason, say)."""
         for (text,) in tx.all(
             f"SELECT DISTINCT {column} FROM {table} WHERE tenant = ? AND subject = ?"
-            f" AND {column} IS NOT NULL",
+            f" AND {column} IS NOT NULL{only}",
             (tenant, subject),
         ):
             cleaned = erasure.scrub(text, found)
             if cleaned != text:
                 tx.execute(
                     f"UPDATE {table} SET {column} = ? WHERE tenant = ? AND subject = ?"
-                    f" AND {column} = ?",
+                    f" AND {column} = ?{only}",
                     (cleaned, tenant, subject, text),
                 )
 

@@ -304,3 +304,40 @@ def test_credentials_stored_before_are_never_returned(db_url: str) -> None:
     out = io.StringIO()
     assert main(["release", "configs", "--db", db_url, "--tenant", "acme"], stdout=out) == 0
     assert "hunter2secret" not in out.getvalue() and "llm.example" in out.getvalue()
+
+
+def test_a_chunked_body_over_the_limit_is_413_in_the_error_shape(db_url: str) -> None:
+    def chunks() -> Any:
+        yield b'{"events": ['
+        for _ in range(100):  # 100 KiB, over the test service's 64 KiB
+            yield b'"' + b"x" * 1024 + b'",'
+        yield b'"x"]}'
+
+    with service_on(db_url) as running, running.client() as http:
+        answer = http.post(
+            "/v1/events", content=chunks(), headers={"content-type": "application/json"}
+        )
+    assert answer.status_code == 413, answer.text
+    assert answer.json()["error"]["type"] == "BodyTooLarge"
+
+
+def test_a_key_twice_in_a_body_is_refused_over_http_as_on_the_command_line(
+    db_url: str,
+) -> None:
+    twice = b'{"reason": "first", "reason": "second"}'
+    with service_on(db_url) as running, running.client() as http:
+        assert http.post("/v1/events", json={"events": EVENTS}).status_code == 200
+        before = dump(db_url)
+        answer = http.post(
+            "/v1/events/m-1/revoke", content=twice, headers={"content-type": "application/json"}
+        )
+        assert answer.status_code == 400, answer.text
+        error = answer.json()["error"]
+        assert error["type"] == "BadInput" and "'reason'" in error["message"]
+        assert "twice" in error["message"]
+        assert dump(db_url) == before
+        nested = b'{"events": [{"id": "m-9", "subject": "s", "text": "a", "text": "b"}]}'
+        answer = http.post(
+            "/v1/events", content=nested, headers={"content-type": "application/json"}
+        )
+        assert answer.status_code == 400 and "'text'" in answer.json()["error"]["message"]

@@ -54,6 +54,7 @@ from memlineage.interfaces.http.schemas import (
     TrustPolicyIn,
     VerifyIn,
 )
+from memlineage.interfaces.http.strict_json import StrictJson
 from memlineage.meaning.policy import versioned_json
 from memlineage.operations.evaluate import gold_facts
 from memlineage.operations.keys import tenant_of
@@ -381,6 +382,7 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
         return memory.reject(artifact_id, body.reviewer, body.reason).to_json()
 
     app.include_router(review_router())
+    app.add_middleware(StrictJson)  # inside the body limit, which bounds what it holds
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.router.add_event_handler("shutdown", store.close)
     return app

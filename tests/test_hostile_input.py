@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -341,3 +342,23 @@ def test_a_key_twice_in_a_body_is_refused_over_http_as_on_the_command_line(
             "/v1/events", content=nested, headers={"content-type": "application/json"}
         )
         assert answer.status_code == 400 and "'text'" in answer.json()["error"]["message"]
+
+
+def test_review_links_are_url_encoded(db_url: str) -> None:
+    subject = "plan?v=1#top"
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add([{"id": "p-1", "subject": subject, "text": "Never deploy on Fridays."}])
+        memory.release_mode("shadow")
+        assert memory.consolidate(subject).awaiting_review
+    with service_on(db_url) as running, running.client() as http:
+        http.post("/review/login", data={"key": running.keys["acme"], "reviewer": "eve"})
+        page = http.get("/review").text
+        [link] = re.findall(r'href="(/review/[^"]+/show)"', page)
+        shown = http.get(link)
+        assert shown.status_code == 200 and "Never deploy on Fridays" in shown.text
+        [action] = re.findall(r'action="(/review/[^"]+/decide)"', shown.text)
+        [csrf] = re.findall(r'name="csrf" value="([^"]+)"', shown.text)
+        decided = http.post(action, data={"action": "approve", "csrf": csrf, "reason": "ok"})
+        assert decided.status_code == 200, decided.text
+    with Memory(db_url, tenant="acme") as memory:
+        assert [r["state"] for r in memory.reviews(None)] == ["approved"]

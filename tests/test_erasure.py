@@ -257,3 +257,28 @@ def test_own_words_are_scrubbed_as_whole_words_only() -> None:
     assert erasure.scrub("share-FLUTE-code; codes stay; flutes stay", found) == (
         "share-[erased]-[erased]; codes stay; flutes stay"
     )
+
+
+def test_erase_on_a_full_disk_commits_and_says_the_purge_is_pending(tmp_path: Path) -> None:
+    """The merge and checkpoint need free pages; without them the erasure still holds,
+    ``purged`` is false, and erasing again once there is room finishes the purge."""
+    db = tmp_path / "full.db"
+    with Memory(str(db), tenant="acme") as memory:
+        memory.add([{"id": "s-1", "subject": "user-7", "text": f"My code word is {TOKEN}."}])
+        for batch in range(30):
+            memory.add(
+                [{"id": f"f-{batch}-{i}", "subject": "user-7", "text": f"Filler words {batch} number {i} here."}
+                 for i in range(5)]
+            )  # fmt: skip
+        conn = memory.store.conn  # type: ignore[attr-defined]
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full
+        first = memory.erase("s-1", reason="request", by="dpo")
+        assert first.changed and not first.purged
+        assert "s-1" not in [e.id for e in memory.recall("user-7").events]
+        conn.execute("PRAGMA max_page_count = 1073741823")  # room again
+        again = memory.erase("s-1", reason="request", by="dpo")
+        assert not again.changed and again.purged
+        for file in (db, Path(f"{db}-wal")):
+            if file.exists():
+                assert TAIL not in file.read_bytes(), file

@@ -21,7 +21,7 @@ PostgreSQL: see docs/concepts.md on VACUUM).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memlineage.errors import BadInput
@@ -58,7 +58,15 @@ class Erased:
 
 class EraseMixin(StoreCore):
     def erase(self, tenant: str, event_id: str, reason: str, erased_by: str) -> Erased:
-        """Erase an event's content everywhere; its id, seq and hash stay."""
+        """Erase an event's content everywhere; its id, seq and hash stay.
+
+        The purge of old row versions runs after the commit, also when the event was
+        erased already: erasing again finishes a purge a full disk or a reader stopped.
+        """
+        done = self._erase_rows(tenant, event_id, reason, erased_by)
+        return replace(done, purged=self._purge_erased())
+
+    def _erase_rows(self, tenant: str, event_id: str, reason: str, erased_by: str) -> Erased:
         if not reason.strip():
             raise BadInput("an erasure needs a reason", field="reason")
         if not erased_by.strip():
@@ -105,8 +113,7 @@ class EraseMixin(StoreCore):
             )
             scrubbed = self._scrub_artifacts(tx, tenant, subject, event_id, found)
             self._scrub_operations_rows(tx, tenant, subject, found)
-        purged = self._purge_erased()
-        return Erased(event_id, subject, result.epoch, True, result.stale, scrubbed, purged)
+        return Erased(event_id, subject, result.epoch, True, result.stale, scrubbed)
 
     def _scrub_artifacts(
         self, tx: Tx, tenant: str, subject: str, event_id: str, found: Any

@@ -266,8 +266,9 @@ def test_erase_on_a_full_disk_commits_and_says_the_purge_is_pending(tmp_path: Pa
     with Memory(str(db), tenant="acme") as memory:
         memory.add([{"id": "s-1", "subject": "user-7", "text": f"My code word is {TOKEN}."}])
         for batch in range(30):
+            text = "Filler words {} number {} here."
             memory.add(
-                [{"id": f"f-{batch}-{i}", "subject": "user-7", "text": f"Filler words {batch} number {i} here."}
+                [{"id": f"f-{batch}-{i}", "subject": "user-7", "text": text.format(batch, i)}
                  for i in range(5)]
             )  # fmt: skip
         conn = memory.store.conn  # type: ignore[attr-defined]

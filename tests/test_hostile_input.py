@@ -362,3 +362,15 @@ def test_review_links_are_url_encoded(db_url: str) -> None:
         assert decided.status_code == 200, decided.text
     with Memory(db_url, tenant="acme") as memory:
         assert [r["state"] for r in memory.reviews(None)] == ["approved"]
+
+
+def test_an_add_refused_by_a_check_that_needs_the_store_creates_no_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "new.db"
+    events = tmp_path / "events.jsonl"
+    line = {"id": "a", "subject": "s", "text": "x", "supersedes": "missing"}
+    events.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    code, err = cli(str(db), capsys, "add", str(events))
+    assert code == 2 and "supersedes" in err
+    assert list(tmp_path.iterdir()) == [events]

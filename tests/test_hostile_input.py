@@ -15,7 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp import ClientSession
+from mcp.client.stdio import stdio_client
 
 from memlineage import Memory
 from memlineage.errors import BadInput
@@ -374,3 +377,30 @@ def test_an_add_refused_by_a_check_that_needs_the_store_creates_no_database(
     code, err = cli(str(db), capsys, "add", str(events))
     assert code == 2 and "supersedes" in err
     assert list(tmp_path.iterdir()) == [events]
+
+
+def test_mcp_tools_refuse_them_as_a_tool_error_naming_the_field(db_url: str) -> None:
+    from test_mcp import server_params
+
+    async def hostile_calls() -> list[Any]:
+        async with (
+            stdio_client(server_params(db_url)) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            remembered = await session.call_tool(
+                "remember", {"subject": "user-7", "text": "Never deploy on Fridays.", "id": "m-1"}
+            )
+            assert not remembered.is_error
+            return [
+                await session.call_tool("revoke", {"event_id": "m-1", "reason": NUL}),
+                await session.call_tool("recall", {"subject": "user-7", "query": f"a{NUL}"}),
+                await session.call_tool("remember", {"subject": "user-7", "text": NUL}),
+            ]
+
+    results = anyio.run(hostile_calls)
+    assert all(r.is_error for r in results)
+    texts = [r.content[0].text for r in results]
+    assert "'reason'" in texts[0] and "'query'" in texts[1] and "text'" in texts[2], texts
+    with Memory(db_url, tenant="acme") as memory:
+        assert [e.id for e in memory.events("user-7", valid_only=True)] == ["m-1"]

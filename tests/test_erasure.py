@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from conftest import PG_URL
 from memlineage import Memory
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.errors import BadInput
+from memlineage.lineage import erasure
+from memlineage.operations.evaluate import GoldFact
+from memlineage.operations.queue import RetryPolicy
 from memlineage.store.base import SqlStore
 
 SECRET = "My passport number is QX-7781234 and I live at 12 Rue Mouffetard."
@@ -102,3 +114,172 @@ def test_an_erased_event_stays_invalid_whatever_happens_next(memory: Memory) -> 
     memory.erase("b", reason="request")
     memory.dismiss(str(conflict["conflict_id"]))
     assert [e.id for e in memory.recall("user-7").events] == ["a"]
+
+
+TOKEN = "zqvmkilimanjaroflute"
+TAIL = b"manjaroflut"  # FTS5 keeps stemmed terms with shared prefixes cut: look for the tail
+
+
+def test_no_byte_of_the_erased_text_stays_in_the_sqlite_files(tmp_path: Path) -> None:
+    """FTS5 keeps a deleted term in its old segments until they merge: erase merges them."""
+    db = tmp_path / "erase.db"
+    with Memory(str(db), tenant="acme") as memory:
+        memory.add([{"id": "s-1", "subject": "user-7", "text": f"My code word is {TOKEN}."}])
+        for batch in range(20):  # several FTS5 segments, the token's among the older ones
+            memory.add(
+                [{"id": f"f-{batch}-{i}", "subject": "user-7", "text": f"Filler {batch} {i}."}
+                 for i in range(5)]
+            )  # fmt: skip
+        assert TAIL in db.read_bytes() + Path(f"{db}-wal").read_bytes()
+        result = memory.erase("s-1", reason="request", by="dpo")
+        assert result.purged
+        for file in (db, Path(f"{db}-wal")):
+            if file.exists():
+                assert TAIL not in file.read_bytes(), file
+        assert "s-1" not in [e.id for e in memory.recall("user-7", query=TOKEN).events]
+        ranked = memory.rank("user-7", "filler 7", ["f-7-1", "f-8-1"])
+        assert ranked[0][0] == "f-7-1"  # the merged index still answers
+
+
+def _schema_of(pg_url: str) -> str:
+    return pg_url.rsplit("search_path%3D", 1)[-1]
+
+
+def _relation_bytes(pg_url: str) -> bytes:
+    """The files of every table, index and TOAST table of the test schema."""
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")  # the pages on disk, not only in shared buffers
+        root = Path(str(conn.execute("SHOW data_directory").fetchone()[0]))  # type: ignore[index]
+        paths = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT pg_relation_filepath(c.oid) FROM pg_class c"
+                " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE n.nspname IN (current_schema(), 'pg_toast') AND c.relkind IN ('r','i','t')"
+                " AND pg_relation_filepath(c.oid) IS NOT NULL"
+            )
+        ]
+    if not os.access(root, os.R_OK):
+        pytest.skip(f"the server's data directory {root} is not readable here")
+    return b"".join((root / p).read_bytes() for p in paths if (root / p).exists())
+
+
+def test_postgresql_dump_holds_no_byte_and_vacuum_full_clears_the_files(pg_url: str) -> None:
+    """What docs/lineage.md promises on PostgreSQL: the logical content is gone at once (a
+    dump shows none of it); old row versions stay in the relation files until VACUUM FULL."""
+    with Memory(pg_url, tenant="acme") as memory:
+        memory.add([{"id": "s-1", "subject": "user-7", "text": f"My code word is {TOKEN}."}])
+        memory.add([{"id": "s-2", "subject": "user-7", "text": "Never call before 9 am."}])
+        assert memory.consolidate("user-7").switched
+        result = memory.erase("s-1", reason="request", by="dpo")
+        assert result.changed and not result.purged  # PostgreSQL cannot promise it at once
+    dumped = subprocess.run(
+        ["pg_dump", "--schema", _schema_of(pg_url), "--data-only", PG_URL],
+        capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    assert TOKEN.encode() not in dumped.lower() and TAIL not in dumped.lower()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+        )]  # fmt: skip
+        for table in tables:
+            conn.execute(f'VACUUM FULL "{table}"')
+    assert TAIL not in _relation_bytes(pg_url)
+
+
+class Rejected(DeterministicGenerator):
+    """Leaves every claim out: the gate rejects the output, its report naming the keys lost."""
+
+    name = "rejected"
+
+    def generate(self, request: GenerationRequest) -> dict[str, Any]:
+        output = super().generate(request)
+        output["claims"] = []
+        return output
+
+
+class Failing(DeterministicGenerator):
+    """Fails with a message quoting an event, as a remote model's error body may."""
+
+    name = "failing"
+
+    def generate(self, request: GenerationRequest) -> dict[str, Any]:
+        raise RuntimeError(f"upstream refused: {request.events[0].text}")
+
+
+def everything_that_writes(memory: Memory, token: str) -> None:
+    memory.add(
+        [
+            {"id": "s-1", "subject": "user-7", "kind": "constraint",
+             "text": f"Never share {token} password with anyone."},
+            {"id": "s-2", "subject": "user-7", "text": f"My locker code is {token}7.",
+             "facts": [{"key": "locker", "value": f"{token}7"}]},
+            {"id": "s-3", "subject": "user-7", "text": "I prefer trains."},
+        ]
+    )  # fmt: skip
+    assert memory.consolidate("user-7").switched
+    assert not memory.consolidate("user-7", Rejected(), force=True).switched
+    memory.eval(["user-7"], gold=[GoldFact("s-2", f"{token}7", key="locker")], save=True)
+    memory.add([{"id": "s-4", "subject": "user-7", "text": "Forget the locker."}])
+    memory.revoke("s-4", reason=f"user said: forget {token} please")
+    memory.conflict("s-3", "s-4", key=f"about {token}")
+    memory.queue(["user-7"], force=True)
+    memory.work(Failing(), retry=RetryPolicy(max_attempts=1))
+    memory.erase("s-1", reason=f"GDPR: erase {token}", by="dpo")
+    memory.erase("s-2", reason="GDPR", by="dpo")
+
+
+@settings(
+    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(word=st.text(alphabet="bcdfghjklmnpqrstvwxz", min_size=8, max_size=14))
+def test_erasure_leaves_no_derived_copy_of_a_secret_token(db_url: str, word: str) -> None:
+    """A random token through every command that writes, then erased: no table holds it."""
+    token = f"qz{word}"
+    tenant = f"t{uuid.uuid4().hex[:8]}"
+    with Memory(db_url, tenant=tenant) as memory:
+        everything_that_writes(memory, token)
+        assert memory.jobs()[0].state == "dead"  # the failure was recorded
+        found = [(t, v) for t, v in every_text(memory.store) if token in str(v).casefold()]
+        assert found == []
+        audit_doc = str(memory.audit("user-7").to_json())
+        assert token not in audit_doc.casefold()
+        if memory.store.dialect == "sqlite":  # type: ignore[attr-defined]
+            files = [Path(db_url), Path(f"{db_url}-wal")]
+            data = b"".join(f.read_bytes() for f in files if f.exists()).lower()
+            assert token[-8:].encode() not in data
+
+
+def test_own_words_are_scrubbed_as_whole_words_only() -> None:
+    own = erasure.own_words("My code word is Flute-77.", ["The codes are wrong.", "my word"])
+    assert own == ["code", "flute"]  # 'my', 'word' and 'is' are another event's or too short
+    found = erasure.pattern([], own)
+    assert erasure.scrub("share-FLUTE-code; codes stay; flutes stay", found) == (
+        "share-[erased]-[erased]; codes stay; flutes stay"
+    )
+
+
+def test_erase_on_a_full_disk_commits_and_says_the_purge_is_pending(tmp_path: Path) -> None:
+    """The merge and checkpoint need free pages; without them the erasure still holds,
+    ``purged`` is false, and erasing again once there is room finishes the purge."""
+    db = tmp_path / "full.db"
+    with Memory(str(db), tenant="acme") as memory:
+        memory.add([{"id": "s-1", "subject": "user-7", "text": f"My code word is {TOKEN}."}])
+        for batch in range(30):
+            text = "Filler words {} number {} here."
+            memory.add(
+                [{"id": f"f-{batch}-{i}", "subject": "user-7", "text": text.format(batch, i)}
+                 for i in range(5)]
+            )  # fmt: skip
+        conn = memory.store.conn  # type: ignore[attr-defined]
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full
+        first = memory.erase("s-1", reason="request", by="dpo")
+        assert first.changed and not first.purged
+        assert "s-1" not in [e.id for e in memory.recall("user-7").events]
+        conn.execute("PRAGMA max_page_count = 1073741823")  # room again
+        again = memory.erase("s-1", reason="request", by="dpo")
+        assert not again.changed and again.purged
+        for file in (db, Path(f"{db}-wal")):
+            if file.exists():
+                assert TAIL not in file.read_bytes(), file

@@ -48,6 +48,7 @@ from memlineage.store.protocol import (
     Store,
     Swept,
 )
+from memlineage.strings import check_public_methods, check_text
 
 
 def check_tenant(tenant: str) -> None:
@@ -58,8 +59,7 @@ def check_tenant(tenant: str) -> None:
         raise BadInput(
             f"must be at most {MAX_ID_LENGTH} characters, no outer spaces", field="tenant"
         )
-    if "\x00" in tenant:
-        raise BadInput("must not contain NUL (U+0000)", field="tenant")
+    check_text(tenant, "tenant")
     if name_too_long(tenant):
         raise BadInput(f"must be at most {MAX_NAME_BYTES} bytes in UTF-8", field="tenant")
 
@@ -640,3 +640,9 @@ class Memory:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+# Every string argument (reasons, keys, labels, subjects, ...) is checked on the way in, so
+# the command line, HTTP and MCP refuse the same input the same way on both backends;
+# events are checked by parse_events, which names their line.
+check_public_methods(Memory, skip=frozenset({"events"}))

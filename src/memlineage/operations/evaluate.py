@@ -37,6 +37,7 @@ from memlineage.progress import Progress, begin
 from memlineage.raw.ingest import utc_now
 from memlineage.raw.validity import source_state
 from memlineage.store.protocol import Store
+from memlineage.strings import text_problem
 from memlineage.tokens import Tokenizer, default_tokenizer
 
 METRICS: tuple[str, ...] = (
@@ -393,6 +394,9 @@ def gold_fact(row: Any, number: int) -> GoldFact:
     unknown = set(row) - {"event", "key", "value", "unit", "polarity"}
     if unknown:
         raise BadInput("unknown field", line=number, field=sorted(unknown)[0])
+    for name, item in row.items():
+        if isinstance(item, str) and (problem := text_problem(item)) is not None:
+            raise BadInput(problem, line=number, field=name)
     event, value = row.get("event"), row.get("value")
     if not isinstance(event, str) or not event:
         raise BadInput("must be an event id", line=number, field="event")

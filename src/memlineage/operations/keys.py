@@ -63,15 +63,26 @@ def revoke_key(store: KeyStore, tenant: str, key_id: str) -> bool:
     return store.revoke_key(tenant, key_id)
 
 
-def tenant_of(store: KeyStore, key: str) -> str | None:
-    """The tenant a presented key belongs to, or None for a missing, unknown or revoked key."""
+def key_of(store: KeyStore, key: str) -> tuple[str, str] | None:
+    """(key id, tenant) of a presented key, or None for a missing, unknown or revoked key."""
     if not key.startswith(f"{PREFIX}_"):
         return None
     presented = hash_key(key)
     found = store.key_by_hash(presented)
     if found is None:
         return None
-    _key_id, tenant, stored, revoked = found
+    key_id, tenant, stored, revoked = found
     if not hmac.compare_digest(stored, presented) or revoked:
         return None
-    return tenant
+    return key_id, tenant
+
+
+def tenant_of(store: KeyStore, key: str) -> str | None:
+    """The tenant a presented key belongs to, or None for a missing, unknown or revoked key."""
+    found = key_of(store, key)
+    return None if found is None else found[1]
+
+
+def key_active(store: KeyStore, tenant: str, key_id: str) -> bool:
+    """True while the key ``key_id`` of ``tenant`` exists and is not revoked."""
+    return any(k == key_id and revoked is None for k, _, _, revoked in store.list_keys(tenant))

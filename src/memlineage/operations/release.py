@@ -18,9 +18,11 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from memlineage.consolidation import consolidate as consolidation
 from memlineage.consolidation.generators.base import Generator
@@ -40,16 +42,38 @@ from memlineage.store.protocol import Store
 
 MODES: tuple[str, ...] = ("auto", "shadow")
 BUILTIN_CONFIG: dict[str, Any] = {"generator": "deterministic"}
+# Names that hold a credential: never stored in a configuration, never shown.
+_SECRET_NAME = re.compile(r"key|token|secret|password|passwd|auth|sig|credential", re.I)
+NO_SECRETS = (
+    "must not carry a credential (user:password@ or a key/token parameter):"
+    " configurations are shown to the tenant; the API key comes from OPENAI_API_KEY"
+)
+
+
+def url_has_secret(url: str) -> bool:
+    """True when a URL carries userinfo or a query parameter named like a credential."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    names = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True)]
+    return "@" in parts.netloc or any(_SECRET_NAME.search(k) for k in names)
 
 
 def validate_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A generator configuration as stored; BadInput names what is wrong."""
+    """A generator configuration as stored; BadInput names what is wrong (never echoing
+    a value: it may be a credential)."""
     name = config.get("generator")
     if name not in ("deterministic", "openai"):
         raise BadInput("must be 'deterministic' or 'openai'", field="generator")
     for field in ("model", "base_url", "prompt", "selector"):
         if field in config and not isinstance(config[field], str):
             raise BadInput("must be a string", field=field)
+    secret = [k for k in config if _SECRET_NAME.search(k)]
+    if secret:
+        raise BadInput(NO_SECRETS, field=sorted(secret)[0])
+    if url_has_secret(config.get("base_url") or ""):
+        raise BadInput(NO_SECRETS, field="base_url")
     if name == "openai" and not config.get("model"):
         raise BadInput("an openai configuration needs a model", field="model")
     check_stored(config)
@@ -172,8 +196,27 @@ class Decision:
 
 
 def configs_json(found: list[tuple[int, dict[str, Any], str]]) -> list[dict[str, Any]]:
-    """Configuration versions as every interface shows them (``release configs --json``)."""
-    return [{"version": v, "config": c, "created_at": at} for v, c, at in found]
+    """Configuration versions as every interface shows them (``release configs --json``);
+    a credential stored before they were refused is shown as ``***``."""
+    return [{"version": v, "config": shown_config(c), "created_at": at} for v, c, at in found]
+
+
+def shown_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    shown = {k: "***" if _SECRET_NAME.search(k) else v for k, v in config.items()}
+    if isinstance(shown.get("base_url"), str) and url_has_secret(shown["base_url"]):
+        shown["base_url"] = _redacted_url(shown["base_url"])
+    return shown
+
+
+def _redacted_url(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    query = "&".join(
+        f"{k}=***" if _SECRET_NAME.search(k) else f"{k}={v}"
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+    )
+    netloc = f"***@{host}" if "@" in parts.netloc else host
+    return parts._replace(netloc=netloc, query=query).geturl()
 
 
 def _pending(store: Store, tenant: str, artifact_id: str) -> dict[str, Any]:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 from memlineage.errors import StoreError
 from memlineage.store.protocol import Appended, Head, OpResult, Reader, Store
 
 DEFAULT_DB = "memlineage.db"
+# ``host=... dbname=...``: a libpq keyword/value connection string, not a file name.
+_KEYWORD_DSN = re.compile(r"\s*[A-Za-z_]+\s*=")
 
 
 def default_url() -> str:
@@ -17,13 +20,16 @@ def default_url() -> str:
 
 
 def open_store(url: str | None = None, *, create: bool = True) -> Store:
-    """``postgresql://…`` opens PostgreSQL; anything else is a SQLite file path.
+    """``postgresql://…`` or a libpq keyword DSN (``host=… dbname=…``) opens PostgreSQL;
+    anything else is a SQLite file path.
 
     ``create=False`` raises ``StoreError`` ("no memlineage database at …")
     instead of creating a database that does not exist yet. A ``sqlite:///``
     URL may carry ``?busy_timeout=SECONDS`` and ``?mode=ro`` (read-only).
     """
     url = url or default_url()
+    if _KEYWORD_DSN.match(url):
+        url = keyword_dsn_url(url)
     if url.startswith(("postgresql://", "postgres://")):
         from memlineage.store.postgres import PostgresStore
 
@@ -48,6 +54,23 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
     return SqliteStore(
         Path(path), create=create, busy_timeout_ms=busy_ms, read_only="mode" in options
     )
+
+
+def keyword_dsn_url(dsn: str) -> str:
+    """A libpq keyword DSN as the equivalent ``postgresql://`` URL (every keyword a query
+    parameter), so its password is redacted like a URL's. The DSN itself is never echoed:
+    it may carry a password."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error:  # its message may quote the DSN, password included
+        raise StoreError(
+            "the database looks like a libpq keyword DSN (host=... dbname=...) but libpq"
+            " cannot parse it; give a file path, a sqlite:/// URL or a postgresql:// URL"
+        ) from None
+    return "postgresql://?" + urlencode({k: str(v) for k, v in params.items()})
 
 
 __all__ = ["Appended", "Head", "OpResult", "Reader", "Store", "open_store"]

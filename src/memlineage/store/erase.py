@@ -22,6 +22,7 @@ PostgreSQL: see docs/concepts.md on VACUUM).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from memlineage.errors import BadInput
@@ -37,7 +38,15 @@ from memlineage.store.sql import Tx
 
 class EraseMixin(StoreCore):
     def erase(self, tenant: str, event_id: str, reason: str, erased_by: str) -> Erased:
-        """Erase an event's content everywhere; its id, seq and hash stay."""
+        """Erase an event's content everywhere; its id, seq and hash stay.
+
+        The purge of old row versions runs after the commit, also when the event was
+        erased already: erasing again finishes a purge a full disk or a reader stopped.
+        """
+        done = self._erase_rows(tenant, event_id, reason, erased_by)
+        return replace(done, purged=self._purge_erased())
+
+    def _erase_rows(self, tenant: str, event_id: str, reason: str, erased_by: str) -> Erased:
         if not reason.strip():
             raise BadInput("an erasure needs a reason", field="reason")
         if not erased_by.strip():
@@ -53,7 +62,8 @@ class EraseMixin(StoreCore):
             ):
                 return Erased(event_id, subject, clock.epoch, changed=False)
             (event,) = SqlReader(tx, tenant).events_by_id(subject, [event_id])
-            found = erasure.pattern(erasure.needles(event))
+            found = self._erased_pattern(tx, tenant, subject, event)
+            reason = erasure.scrub(reason, found)  # a reason may quote what it erases
             tx.execute(
                 "UPDATE events SET text = ?, facts = '[]', speaker = NULL"
                 " WHERE tenant = ? AND subject = ? AND id = ?",
@@ -86,8 +96,8 @@ class EraseMixin(StoreCore):
                 (erasure.TOMBSTONE, tenant, subject, event_id, event_id),
             )
             scrubbed = self._scrub_artifacts(tx, tenant, subject, event_id, found)
-        purged = self._purge_erased()
-        return Erased(event_id, subject, result.epoch, True, result.stale, scrubbed, purged)
+            self._scrub_operations_rows(tx, tenant, subject, found)
+        return Erased(event_id, subject, result.epoch, True, result.stale, scrubbed)
 
     def _scrub_artifacts(
         self, tx: Tx, tenant: str, subject: str, event_id: str, found: Any
@@ -119,24 +129,55 @@ class EraseMixin(StoreCore):
                 (new_output, new_manifest, new_gate, new_reason, tenant, subject, artifact_id),
             )
             changed.append(artifact_id)
-        self._scrub_column(tx, tenant, subject, "operations", "reason", found)
         return tuple(sorted(changed))
 
     @staticmethod
+    def _erased_pattern(tx: Tx, tenant: str, subject: str, event: Any) -> Any:
+        """What to scrub: the event's pieces, and its words no other event of the subject uses."""
+        others = tx.all(
+            "SELECT text FROM events WHERE tenant = ? AND subject = ? AND id <> ?",
+            (tenant, subject, event.id),
+        )
+        own = erasure.own_words(event.text, (str(r[0]) for r in others))
+        return erasure.pattern(erasure.needles(event), own)
+
+    def _scrub_operations_rows(self, tx: Tx, tenant: str, subject: str, found: Any) -> None:
+        """Free text outside artifacts: reasons quoting the content (a revoke's, a review's,
+        an erasure's), declared conflict keys, a job's last error (a generator's message may
+        quote its input), and saved evaluation reports (they quote values)."""
+        for table, column, only in (
+            ("operations", "reason", ""),
+            ("operations", "key", " AND kind <> 'policy'"),  # a policy's key is its name
+            ("erasures", "reason", ""),
+            ("reviews", "reason", ""),
+            ("jobs", "last_error", ""),
+        ):
+            self._scrub_column(tx, tenant, subject, table, column, found, only)
+        for run_id, report in tx.all(
+            "SELECT run_id, report FROM eval_runs WHERE tenant = ?", (tenant,)
+        ):
+            cleaned = dumps(erasure.scrub(json.loads(report), found))
+            if cleaned != dumps(json.loads(report)):
+                tx.execute(
+                    "UPDATE eval_runs SET report = ? WHERE tenant = ? AND run_id = ?",
+                    (cleaned, tenant, run_id),
+                )
+
+    @staticmethod
     def _scrub_column(
-        tx: Tx, tenant: str, subject: str, table: str, column: str, found: Any
+        tx: Tx, tenant: str, subject: str, table: str, column: str, found: Any, only: str = ""
     ) -> None:
         """Free-text reasons may quote the content too (a user's revoke reason, say)."""
         for (text,) in tx.all(
             f"SELECT DISTINCT {column} FROM {table} WHERE tenant = ? AND subject = ?"
-            f" AND {column} IS NOT NULL",
+            f" AND {column} IS NOT NULL{only}",
             (tenant, subject),
         ):
             cleaned = erasure.scrub(text, found)
             if cleaned != text:
                 tx.execute(
                     f"UPDATE {table} SET {column} = ? WHERE tenant = ? AND subject = ?"
-                    f" AND {column} = ?",
+                    f" AND {column} = ?{only}",
                     (cleaned, tenant, subject, text),
                 )
 

@@ -6,6 +6,12 @@ copied its content loses it too: claims and statements that derive from it are
 dropped from stored outputs, and any remaining copy of its text, its sentences,
 its clauses or its explicit fact values (case-insensitively: extraction
 casefolds clauses) is replaced by the tombstone wherever a string holds it.
+
+Derived rows also hold pieces no sentence match finds: keys slugged from the
+text (``share-kilimanjaroflute-password-anyone``), an error that quotes a few
+words, a reason quoting one. So the words of the erased text that no other
+event of the subject uses are scrubbed as whole words too: such a word can only
+have come from the erased event, so removing it loses nothing another event said.
 """
 
 from __future__ import annotations
@@ -37,12 +43,34 @@ def needles(event: Event) -> list[str]:
     return sorted(kept, key=lambda n: (-len(n), n))
 
 
-def pattern(pieces: Iterable[str]) -> re.Pattern[str] | None:
-    """One case-insensitive alternation of the pieces, longest first."""
+_WORD = re.compile(r"[^\W_]+")
+
+
+def words(text: str) -> set[str]:
+    """The casefolded words (runs of letters and digits) of a text."""
+    return {w.casefold() for w in _WORD.findall(text)}
+
+
+def own_words(text: str, others: Iterable[str]) -> list[str]:
+    """The words of ``text`` (at least MIN_NEEDLE long) that none of ``others`` uses."""
+    used: set[str] = set()
+    for other in others:
+        used |= words(other)
+    return sorted(w for w in words(text) - used if len(w) >= MIN_NEEDLE)
+
+
+def pattern(pieces: Iterable[str], whole_words: Iterable[str] = ()) -> re.Pattern[str] | None:
+    """One case-insensitive alternation of the pieces, longest first, then of the whole
+    words (not inside a longer word: ``code`` never matches in ``codes``)."""
     ordered = sorted(set(pieces), key=lambda n: (-len(n), n))
-    if not ordered:
+    alternatives = [re.escape(p) for p in ordered]
+    bounded = sorted(set(whole_words), key=lambda n: (-len(n), n))
+    if bounded:
+        joined = "|".join(re.escape(w) for w in bounded)
+        alternatives.append(f"(?<![^\\W_])(?:{joined})(?![^\\W_])")
+    if not alternatives:
         return None
-    return re.compile("|".join(re.escape(p) for p in ordered), re.IGNORECASE)
+    return re.compile("|".join(alternatives), re.IGNORECASE)
 
 
 def scrub(value: Any, found: re.Pattern[str] | None) -> Any:

@@ -120,13 +120,28 @@ class SqliteStore(SqlStore):
         return {r[0] for r in tx.all("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     def _purge_erased(self) -> bool:
-        """Copy the WAL into the database and truncate it: no old frame keeps the text.
+        """Merge the full-text index, then copy the WAL into the database and truncate it.
 
-        Returns False when a reader of another connection kept the checkpoint from
-        completing; the frames are then overwritten as the WAL is reused.
+        FTS5 deletes by appending delete markers: the erased terms stay in older
+        segments until they merge. ``optimize`` merges every segment into one (a cost
+        linear in the index); ``secure_delete`` zeroes the pages it frees; the
+        checkpoint leaves no old frame in the WAL. Returns False when any of it could
+        not finish (a reader of another connection kept the checkpoint from
+        completing, a full disk): the erasure itself is committed either way, and
+        ``erase`` may be run again to purge.
         """
-        with self._connection_mutex:
-            busy, _log, _done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        try:
+            with self._connection_mutex:
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    self.conn.execute("INSERT INTO events_fts (events_fts) VALUES ('optimize')")
+                except BaseException:
+                    self.conn.execute("ROLLBACK")
+                    raise
+                self.conn.execute("COMMIT")
+                busy, _log, _done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error:
+            return False
         return int(busy) == 0
 
     def close(self) -> None:

@@ -23,6 +23,7 @@ import click
 from memlineage.api import Memory, check_tenant
 from memlineage.errors import BadInput, MemlineageError
 from memlineage.store import default_url
+from memlineage.strings import printable
 
 
 @dataclass
@@ -117,8 +118,8 @@ def reporting(command: Callable[..., Report]) -> Callable[..., int]:
         conf = settings()
         if conf.json:
             conf.stdout.write(json.dumps(report.doc, ensure_ascii=False) + "\n")
-        elif report.text:
-            conf.stdout.write(report.text + "\n")
+        elif report.text:  # stored text may carry escape sequences: never raw to a terminal
+            conf.stdout.write(printable(report.text) + "\n")
         return report.code
 
     return run
@@ -180,7 +181,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int
         print("memlineage: interrupted", file=sys.stderr)
         return 130
     except MemlineageError as exc:
-        print(f"memlineage: {exc}", file=sys.stderr)
+        print(f"memlineage: {printable(str(exc))}", file=sys.stderr)
         return int(exc.exit_code)
     except BrokenPipeError:
         # The reader of stdout went away (``| head``): stop quietly, as Unix tools do.

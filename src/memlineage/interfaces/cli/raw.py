@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from memlineage.api import must_preserve
-from memlineage.errors import BadInput
+from memlineage.errors import BadInput, StoreError
 from memlineage.interfaces.cli.app import Report, command, memory
 from memlineage.interfaces.cli.progress import progress_bars
 from memlineage.model import TRUST_LEVELS
@@ -59,6 +60,14 @@ def op_text(verb: str, result: OpResult) -> str:
 FILE = click.argument("file", default="-", required=False)
 
 
+def _no_database_yet() -> bool:
+    try:
+        memory(create=False).close()
+    except StoreError:
+        return True
+    return False
+
+
 @command("add", "memlineage add events.jsonl   (or: cat events.jsonl | memlineage add -)")
 @FILE
 def add(file: str) -> Report:
@@ -66,8 +75,18 @@ def add(file: str) -> Report:
     with progress_bars() as progress:
         # Every line is validated before the store opens: bad input creates no database either.
         events, lines = parse_jsonl_numbered(read_lines(file, progress), progress)
-        with memory() as mem:
-            appended = mem.add(events, lines=lines, progress=progress)  # errors name the line
+        created_here = _no_database_yet()
+        try:
+            with memory() as mem:
+                path = getattr(mem.store, "path", None)
+                appended = mem.add(events, lines=lines, progress=progress)  # errors name the line
+        except BadInput:
+            # Checks that need the store (supersedes targets, say) ran after it opened:
+            # a database this refused add created goes again, so it leaves no trace.
+            if created_here and path is not None:
+                for file_ in (Path(path), Path(f"{path}-wal"), Path(f"{path}-shm")):
+                    file_.unlink(missing_ok=True)
+            raise
     created = sum(a.created for a in appended)
     doc = {
         "appended": created,

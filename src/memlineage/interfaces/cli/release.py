@@ -82,7 +82,9 @@ def release_configs() -> Report:
     with memory() as mem:
         found = mem.configs()
     doc = configs_json(found)
-    text = "\n".join(f"{v}  {json.dumps(c)}  {at}" for v, c, at in found)
+    text = "\n".join(
+        f"{row['version']}  {json.dumps(row['config'])}  {row['created_at']}" for row in doc
+    )
     return Report(
         doc,
         text

@@ -26,6 +26,7 @@ from memlineage.interfaces.http.deps import Unauthorized
 from memlineage.interfaces.http.limits import BodyLimit
 from memlineage.interfaces.http.review import review_router
 from memlineage.interfaces.http.routes import ROUTERS
+from memlineage.interfaces.http.strict_json import StrictJson
 from memlineage.store import open_store
 from memlineage.store.protocol import Store
 
@@ -74,6 +75,7 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
     for router in ROUTERS:
         app.include_router(router)
     app.include_router(review_router())
+    app.add_middleware(StrictJson)  # inside the body limit, which bounds what it holds
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.router.add_event_handler("shutdown", store.close)
     return app

@@ -1,7 +1,10 @@
 """A request body limit as plain ASGI middleware.
 
 Content-Length is checked up front; a chunked body is counted as it streams,
-so an oversized request is refused without being read into memory.
+so an oversized request is refused without being read into memory. Either way
+the answer is 413 in the service's error shape: for a chunked body the refusal
+is sent from here, the application sees the client gone, and whatever it
+answers to that is dropped.
 """
 
 from __future__ import annotations
@@ -15,10 +18,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-class BodyTooLarge(Exception):
-    pass
 
 
 class BodyLimit:
@@ -35,19 +34,25 @@ class BodyLimit:
             await self._refuse(send)
             return
         seen = 0
+        refused = False
 
         async def counted() -> Message:
-            nonlocal seen
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             seen += len(message.get("body", b""))
             if seen > self.max_bytes:
-                raise BodyTooLarge
+                refused = True
+                await self._refuse(send)
+                return {"type": "http.disconnect"}
             return message
 
-        try:
-            await self.app(scope, counted, send)
-        except BodyTooLarge:
-            await self._refuse(send)
+        async def unless_refused(message: Message) -> None:
+            if not refused:
+                await send(message)
+
+        await self.app(scope, counted, unless_refused)
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps(

@@ -4,7 +4,9 @@ Server-rendered (Jinja2), no build step, no script. A reviewer signs in with
 the tenant's API key and a name; the session is a signed cookie
 (``HttpOnly``, ``SameSite=Strict``) and every form carries a CSRF token
 derived from it, so a page of another site cannot approve anything. The
-reviewer's name is recorded with each decision.
+session names its key, and every request checks that key is still valid:
+revoking it ends the session at once. The reviewer's name is recorded with
+each decision.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from fastapi.templating import Jinja2Templates
 from memlineage.api import Memory
 from memlineage.errors import MemlineageError
 from memlineage.interfaces.http.lineage_svg import lineage_svg
-from memlineage.operations.keys import tenant_of
+from memlineage.operations.keys import key_active, key_of
 
 COOKIE = "memlineage_review"
 SESSION_SECONDS = 8 * 3600
@@ -47,8 +49,9 @@ class Sessions:
     def _sign(self, payload: bytes) -> str:
         return hmac.new(self.secret, payload, hashlib.sha256).hexdigest()
 
-    def issue(self, tenant: str, reviewer: str) -> str:
-        body = json.dumps({"t": tenant, "r": reviewer, "x": int(time.time()) + SESSION_SECONDS})
+    def issue(self, tenant: str, key_id: str, reviewer: str) -> str:
+        expires = int(time.time()) + SESSION_SECONDS
+        body = json.dumps({"t": tenant, "k": key_id, "r": reviewer, "x": expires})
         payload = base64.urlsafe_b64encode(body.encode()).decode()
         return f"{payload}.{self._sign(payload.encode())}"
 
@@ -89,7 +92,10 @@ class Pages:
         session = self.sessions.read(cookie)
         if session is None or cookie is None:
             return None
-        return Memory(tenant=session["t"], store=request.app.state.store), session, cookie
+        store = request.app.state.store
+        if not key_active(store, session["t"], str(session.get("k", ""))):
+            return None  # the key was revoked (or the cookie predates key-bound sessions)
+        return Memory(tenant=session["t"], store=store), session, cookie
 
 
 def _sign_in(router: APIRouter, pages: Pages) -> None:
@@ -101,15 +107,16 @@ def _sign_in(router: APIRouter, pages: Pages) -> None:
     def login(
         request: Request, key: Annotated[str, Form()], reviewer: Annotated[str, Form()]
     ) -> Response:
-        tenant = tenant_of(request.app.state.store, key.strip())
+        found = key_of(request.app.state.store, key.strip())
         name = reviewer.strip()
-        if tenant is None or not name or len(name) > 100:
+        if found is None or not name or len(name) > 100:
             error = "a valid API key and a name are needed"
             return pages.render(request, "login.html", 401, error=error)
+        key_id, tenant = found
         response = RedirectResponse("/review", status_code=303)
         response.set_cookie(
             COOKIE,
-            pages.sessions.issue(tenant, name),
+            pages.sessions.issue(tenant, key_id, name),
             httponly=True,
             samesite="strict",
             max_age=SESSION_SECONDS,

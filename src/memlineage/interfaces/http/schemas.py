@@ -10,62 +10,77 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memlineage.consolidation.generators.config import GENERATORS
+from memlineage.strings import check_strings
 
 # -- request bodies --
 
 
-class EventsIn(BaseModel):
+class In(BaseModel):
+    """A request body whose strings are checked as the library checks them (memlineage.strings),
+    named by their JSON path: a lone surrogate or NUL is a 400, never a 500."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_strings(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, value in data.items():
+                if name != "events":  # events are checked by the library, which names the line
+                    check_strings(value, str(name))
+        return data
+
+
+class EventsIn(In):
     events: list[dict[str, Any]] = Field(description="event objects, as one JSONL line each")
 
 
-class RevokeIn(BaseModel):
+class RevokeIn(In):
     reason: str | None = None
 
 
-class TrustIn(BaseModel):
+class TrustIn(In):
     level: str | None = None
     taint: list[str] | None = None
     clear_taint: bool = False
 
 
-class ConflictIn(BaseModel):
+class ConflictIn(In):
     a: str
     b: str
     key: str | None = None
 
 
-class ResolveIn(BaseModel):
+class ResolveIn(In):
     winner: str
 
 
-class ConsolidateIn(BaseModel):
+class ConsolidateIn(In):
     force: bool = False
     budget: int | None = Field(default=None, ge=1, le=1_000_000)
 
 
-class EraseIn(BaseModel):
+class EraseIn(In):
     reason: str = Field(min_length=1, max_length=2000)
     by: str = Field(default="http", min_length=1, max_length=200)
 
 
-class DismissIn(BaseModel):
+class DismissIn(In):
     reason: str | None = None
 
 
-class DecisionIn(BaseModel):
+class DecisionIn(In):
     reviewer: str = Field(min_length=1, max_length=100)
     reason: str | None = None
 
 
-class JobsIn(BaseModel):
+class JobsIn(In):
     subjects: list[str] = Field(min_length=1, max_length=1000)
     force: bool = False
 
 
-class EvalIn(BaseModel):
+class EvalIn(In):
     subjects: list[str] | None = None
     sample: int | None = Field(default=None, ge=1)
     gold: list[dict[str, Any]] = Field(
@@ -76,11 +91,11 @@ class EvalIn(BaseModel):
     save: bool = Field(default=True, description="store this run (false: --no-save)")
 
 
-class ModeIn(BaseModel):
+class ModeIn(In):
     mode: str
 
 
-class VerifyIn(BaseModel):
+class VerifyIn(In):
     generator: str | None = Field(
         default=None,
         max_length=100,
@@ -89,7 +104,7 @@ class VerifyIn(BaseModel):
     )
 
 
-class TemporalIn(BaseModel):
+class TemporalIn(In):
     rules: list[str] = Field(
         min_length=1,
         max_length=100,
@@ -98,7 +113,7 @@ class TemporalIn(BaseModel):
     reason: str | None = Field(default=None, max_length=2000)
 
 
-class TrustPolicyIn(BaseModel):
+class TrustPolicyIn(In):
     admit: list[str] | None = Field(default=None, description="admitted trust levels")
     block: list[str] | None = Field(
         default=None, description="taint labels that quarantine (omitted: any label does)"
@@ -108,17 +123,17 @@ class TrustPolicyIn(BaseModel):
     reason: str | None = Field(default=None, max_length=2000)
 
 
-class SweepIn(BaseModel):
+class SweepIn(In):
     older_than: float | None = Field(
         default=None, ge=0, description="also fail candidates older than this many seconds"
     )
 
 
-class RunJobsIn(BaseModel):
+class RunJobsIn(In):
     max_jobs: int = Field(default=10, ge=1, le=100, description="run at most this many jobs")
 
 
-class JobSettingsIn(BaseModel):
+class JobSettingsIn(In):
     tail_threshold: int = Field(
         ge=0, le=1_000_000_000, description="queue past this many unconsolidated events (0: off)"
     )

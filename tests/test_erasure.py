@@ -18,9 +18,9 @@ from memlineage import Memory
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.errors import BadInput
-from memlineage.lineage import erasure
 from memlineage.operations.evaluate import GoldFact
 from memlineage.operations.queue import RetryPolicy
+from memlineage.store import scrub as erasure
 from memlineage.store.base import SqlStore
 
 SECRET = "My passport number is QX-7781234 and I live at 12 Rue Mouffetard."

@@ -803,3 +803,77 @@ def test_sentence_spans_are_the_offsets_of_split_sentences(text: str) -> None:
 def test_sentence_spans_agree_with_split_sentences(parts: list[str]) -> None:
     text = "".join(parts)
     assert [text[a:b] for a, b in sentence_spans(text)] == split_sentences(text)
+
+
+# -- hostile text: a clause is bounded, whatever the punctuation --
+
+HOSTILE_WORDS = [
+    "tea",
+    "eur",
+    "budget",
+    "friday",
+    "never",
+    "must",
+    "5",
+    "km",
+    "the",
+    "of",
+    "report",
+    "deadline",
+    "4,500",
+    "june",
+    "not",
+]
+
+
+def hostile_text(size: int) -> str:
+    """Twelve-word lower-case sentences, as an attack fills an event with."""
+    words, out, length, n = HOSTILE_WORDS, [], 0, 0
+    while length < size:
+        chosen = " ".join(words[(n + i * 7) % len(words)] for i in range(10))
+        sentence = f"{chosen} {n} km.  "  # a distinct value in every sentence
+        out.append(sentence)
+        length += len(sentence)
+        n += 1
+    return "".join(out)
+
+
+def test_a_lower_case_word_after_a_full_stop_starts_a_sentence() -> None:
+    assert extract.split_sentences("tea.  eur budget friday. never mind") == [
+        "tea.",
+        "eur budget friday.",
+        "never mind",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My dentist is Dr. Patel.",
+        "Use e.g. tea or coffee.",
+        "The U.S. rules apply.",
+        "At 5 p.m. sharp.",
+    ],
+)
+def test_an_abbreviation_or_an_initial_does_not_end_a_sentence(text: str) -> None:
+    assert extract.split_sentences(text) == [text]
+
+
+def test_a_sentence_too_long_to_read_whole_is_read_in_marked_windows() -> None:
+    filler = " ".join(["word"] * 400)
+    text = f"{filler} the budget is 4,500 EUR and {filler}"
+    (money,) = [i for i in extract.event_items(ev(text)) if i.kind == "money"]
+    assert money.value == 4500 and "4,500 EUR" in money.clause
+    assert money.clause.startswith(extract.CUT_MARK) and money.clause.endswith(extract.CUT_MARK)
+    assert len(money.clause) <= extract.MAX_SENTENCE_CHARS + 2 * (len(extract.CUT_MARK) + 1)
+
+
+def test_what_a_long_event_yields_is_linear_in_its_text_and_bounded_per_claim() -> None:
+    """A claim carries its clause, never the whole text (issue: 729 copies of 1 MB)."""
+    sizes = {}
+    for size in (100_000, 1_000_000):
+        items = extract.event_items(ev(hostile_text(size)))
+        assert max(len(i.clause) for i in items) <= 200  # twelve words and their marks
+        sizes[size] = sum(len(i.clause) for i in items)
+    assert sizes[1_000_000] <= 3 * 1_000_000  # a small constant per byte of text
+    assert 8 <= sizes[1_000_000] / sizes[100_000] <= 12  # linear

@@ -15,6 +15,7 @@ money, numbers), ``items`` (assembling items). This module is the public API.
 """
 
 from memlineage.meaning.extract.items import (
+    CUT_MARK,
     GLOBAL_SCOPE,
     ITEM_CACHE_SIZE,
     KINDS,
@@ -29,14 +30,17 @@ from memlineage.meaning.extract.items import (
     is_open_item,
     item_id,
 )
+from memlineage.meaning.extract.patterns import MAX_SENTENCE_CHARS
 from memlineage.meaning.extract.recognisers import text_values
-from memlineage.meaning.extract.sentences import sentence_spans, split_sentences
+from memlineage.meaning.extract.sentences import sentence_spans, sentence_windows, split_sentences
 from memlineage.meaning.extract.sentiment import sentiment_lexicon
 
 __all__ = [
+    "CUT_MARK",
     "GLOBAL_SCOPE",
     "ITEM_CACHE_SIZE",
     "KINDS",
+    "MAX_SENTENCE_CHARS",
     "OPEN_ITEM",
     "RULES_VERSION",
     "cached_event_items",
@@ -48,6 +52,7 @@ __all__ = [
     "is_open_item",
     "item_id",
     "sentence_spans",
+    "sentence_windows",
     "sentiment_lexicon",
     "split_sentences",
     "text_values",

@@ -20,12 +20,19 @@ from memlineage.meaning.extract.patterns import (
     DENY_AFTER,
     GAP_LIMIT,
     GAP_PUNCT,
+    MAX_SENTENCE_CHARS,
     OPEN_MARKERS,
     VALUE_VERBS,
     WORD,
 )
 from memlineage.meaning.extract.recognisers import recognised
-from memlineage.meaning.extract.sentences import Found, Sentence, Span, split_sentences, verbatim
+from memlineage.meaning.extract.sentences import (
+    Found,
+    Sentence,
+    Span,
+    sentence_windows,
+    verbatim,
+)
 from memlineage.meaning.values import canonical
 from memlineage.model import Conflict, Event, FactValue, Item
 
@@ -64,7 +71,8 @@ def extract_items(events: Sequence[Event], conflicts: Sequence[Conflict] = ()) -
 #: (store/detect.py, docs/recall.md). Bump it with any change in this package or in
 #: meaning/values.py that may change the kinds of an event's items: stored kinds of
 #: another version are ignored by recall and rebuilt by the detection job.
-RULES_VERSION = 3  # 2: event_kinds marks open items (OPEN_ITEM); 3: "remind me why" is not one
+RULES_VERSION = 3  # 2: open items marked (OPEN_ITEM); 3: "remind me why" is none, sentences
+# also end before a lower-case word, long sentences are read in windows
 
 #: The mark event_kinds adds for an open item (an event expected_open_items keeps
 #: open); it is not an item kind. Recall reads it with the stored kinds instead of
@@ -110,16 +118,37 @@ def _event_items(event: Event) -> list[Item]:
              fact.polarity, "")  # fmt: skip
     anchor = _anchor_of(event)
     text_kinds = 0
-    for sentence in split_sentences(event.text):
+    for start, end, before, after in sentence_windows(event.text):
+        sentence = event.text[start:end]
         for kind, key, value, unit, polarity, clause in _sentence_items(sentence, scope, anchor):
             text_kinds += kind in _CLAUSE_KINDS
-            _add(items, seen, event.id, kind, key, value, unit, polarity, clause)
+            shown = marked_cut(clause, sentence, before, after) if before or after else clause
+            _add(items, seen, event.id, kind, key, value, unit, polarity, shown)
     if not text_kinds and event.kind in _CLAUSE_KINDS and event.text.strip():
-        # a constraint/preference/decision event whose wording no pattern caught: keep it whole
-        value = clause_value(event.text)
+        # a constraint/preference/decision event whose wording no pattern caught: keep it
+        # whole, or its first window marked as cut when it is too long to read whole
+        text = event.text if len(event.text) <= MAX_SENTENCE_CHARS else _first_window(event.text)
+        value = clause_value(text)
         key = f"{scope}/{event.kind}/{slug(content_words(value)) or 'text'}"
-        _add(items, seen, event.id, event.kind, key, value, None, True, verbatim(event.text))
+        _add(items, seen, event.id, event.kind, key, value, None, True, verbatim(text))
     return items
+
+
+#: what stands for the text cut off a clause too long to read whole
+CUT_MARK = "[…]"
+
+
+def marked_cut(clause: str, window: str, before: bool, after: bool) -> str:
+    """A clause of a cut window, marked where the window's cut touches it: the value and
+    its words stay exact, and no reader takes the piece for the whole sentence."""
+    left = CUT_MARK + " " if before and window.startswith(clause) else ""
+    right = " " + CUT_MARK if after and window.endswith(clause) else ""
+    return f"{left}{clause}{right}"
+
+
+def _first_window(text: str) -> str:
+    start, end, _, _ = sentence_windows(text)[0]
+    return f"{text[start:end]} {CUT_MARK}"
 
 
 def conflict_item(conflict: Conflict) -> Item:

@@ -167,7 +167,20 @@ WORD_NUMBERS = {
 }  # fmt: skip
 
 # sentences and clauses
-SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+")
+# A sentence may end after . ! ? and whitespace (sentences.sentence_spans decides which
+# candidates end one), and always ends at a newline.
+SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+# What may follow a sentence's end in any case: a capital, a digit, a quote or a bracket.
+SENTENCE_START = re.compile(r"[A-Z0-9\"'(\[]")
+# A period that ends an abbreviation or an initial, not a sentence ("Dr. Patel",
+# "e.g. tea", "U.S. rules"), or an ellipsis ("well... maybe").
+ABBREVIATION = re.compile(
+    r"(?:\b(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr|Mt|Ft|Ave|Rd|No|Nos|Vol|Fig|vs|etc|approx|incl|"
+    r"Inc|Ltd|Co|Corp|cf|ca|al)|\b[A-Za-z]|\b(?:e\.g|i\.e|a\.m|p\.m)|\.\.)\.$"
+)
+# Past this many characters a sentence is read in windows cut at whitespace (hostile
+# or pasted text without punctuation): the cost of a sentence stays bounded.
+MAX_SENTENCE_CHARS = 1_000
 CLAUSE = re.compile(
     r"\s*;\s*|,?\s+(?:but|however|whereas|although|though|while)\s+|\s+however,?\s+"
     r"|,?\s+(?:and|or)\s+(?=(?:always|never|must|should|shall|only|do\s+not|don't|please|"

@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import bisect
 import functools
+import re
 from dataclasses import dataclass, field
 
 from memlineage.meaning.extract.patterns import (
+    ABBREVIATION,
     CLAUSE,
     INTERJECTION_NO,
     ISO_DAY,
     LIMIT_IDIOMS,
+    MAX_SENTENCE_CHARS,
     NEEDS_TO,
     NEG_IMPLICATIVE,
     NEGATORS,
     NO_LONGER,
     SCOPE_DENIERS,
     SENTENCE,
+    SENTENCE_START,
     STOPWORDS,
     TRIGGER_WORDS,
     WORD,
@@ -150,11 +154,31 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) offsets of the sentences of a text, surrounding whitespace excluded.
 
     ``text[start:end]`` is exactly each string :func:`split_sentences` returns, so a
-    caller can keep a sentence verbatim and know where it stands.
+    caller can keep a sentence verbatim and know where it stands. A sentence longer
+    than ``MAX_SENTENCE_CHARS`` comes as several windows (see :func:`sentence_windows`).
     """
+    return [(start, end) for start, end, _, _ in sentence_windows(text)]
+
+
+def sentence_windows(text: str) -> list[tuple[int, int, bool, bool]]:
+    """(start, end, cut before, cut after) per sentence. A sentence too long to read whole
+    comes as windows cut at whitespace, so what is extracted from it stays bounded; the
+    flags say on which side a window was cut out of its sentence."""
+    found: list[tuple[int, int, bool, bool]] = []
+    for start, end in _sentences(text):
+        if end - start <= MAX_SENTENCE_CHARS:
+            found.append((start, end, False, False))
+            continue
+        pieces = _windows(text, start, end)
+        last = len(pieces) - 1
+        found.extend((a, b, n > 0, n < last) for n, (a, b) in enumerate(pieces))
+    return found
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = 0
-    for match in [*SENTENCE.finditer(text), None]:
+    for match in [*(m for m in SENTENCE.finditer(text) if _ends_sentence(text, m)), None]:
         end = len(text) if match is None else match.start()
         while start < end and text[start].isspace():
             start += 1
@@ -168,9 +192,36 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _ends_sentence(text: str, match: re.Match[str]) -> bool:
+    """A newline ends a sentence; . ! ? and whitespace do unless they close an abbreviation,
+    an initial or an ellipsis. A lower-case word after them still starts a new sentence:
+    "tea. eur budget" is two, so no text is one sentence for lack of capitals."""
+    if "\n" in match.group():
+        return True
+    if ABBREVIATION.search(text, max(0, match.start() - 8), match.start()):
+        return False
+    following = text[match.end()]
+    return following.islower() or SENTENCE_START.match(following) is not None
+
+
+def _windows(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """``text[start:end]`` in pieces of at most MAX_SENTENCE_CHARS, cut at whitespace."""
+    pieces: list[tuple[int, int]] = []
+    while end - start > MAX_SENTENCE_CHARS:
+        cut = text.rfind(" ", start + 1, start + MAX_SENTENCE_CHARS + 1)
+        cut = cut if cut > start else start + MAX_SENTENCE_CHARS  # one long word
+        pieces.append((start, cut))
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    if end > start:
+        pieces.append((start, end))
+    return pieces
+
+
 def split_sentences(text: str) -> list[str]:
-    """The sentences of a text: after . ! ? followed by whitespace and a capital,
-    digit, quote or bracket, and at every newline; each stripped."""
+    """The sentences of a text: after . ! ? and whitespace (not after an abbreviation,
+    an initial or an ellipsis), and at every newline; each stripped."""
     return [text[start:end] for start, end in sentence_spans(text)]
 
 

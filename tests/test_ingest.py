@@ -256,3 +256,36 @@ def test_a_byte_order_mark_at_the_start_is_ignored_and_elsewhere_refused() -> No
     with pytest.raises(BadInput) as err:
         parse_jsonl(split_lines(line + b"\n\xef\xbb\xbf" + line))
     assert err.value.line == 2
+
+
+# -- speaker --
+
+
+def test_an_event_without_speaker_keeps_the_hash_it_had_before_the_field() -> None:
+    from memlineage.canonical import content_hash
+
+    before = {  # the content fields of an event before ``speaker`` existed
+        "id": "m-1",
+        "subject": "user-7",
+        "text": "Never deploy on Fridays.",
+        "at": None,
+        "kind": None,
+        "project": None,
+        "trust": "user",
+        "taint": [],
+        "facts": [],
+        "supersedes": None,
+    }
+    assert parse_event(event()).content_hash == content_hash(before)
+
+
+def test_the_speaker_is_kept_and_covered_by_the_hash() -> None:
+    said = parse_event(event(speaker="Caroline"))
+    assert said.speaker == "Caroline"
+    assert said.content_hash != parse_event(event()).content_hash
+    assert said.content_hash != parse_event(event(speaker="Melanie")).content_hash
+
+
+@pytest.mark.parametrize("bad", ["", " ", " Caroline", "x" * 201, 7])
+def test_a_blank_odd_or_long_speaker_is_refused_naming_the_field(bad: Any) -> None:
+    assert refusal(event(speaker=bad)).field == "speaker"

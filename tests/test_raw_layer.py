@@ -172,3 +172,14 @@ def test_declaring_the_same_conflict_again_is_a_no_op(memory: Memory) -> None:
     assert again.conflict_id == first.conflict_id and not again.changed
     assert len(memory.recall("user-7").conflicts) == 1
     assert clock(memory) == (2, 1)
+
+
+def test_the_speaker_is_stored_and_read_back(memory: Memory) -> None:
+    memory.add([ev("t1", "I moved to Lisbon.", speaker="Caroline"), ev("t2", "No speaker here.")])
+    events = {e.id: e for e in memory.recall("user-7").events}
+    assert events["t1"].speaker == "Caroline" and events["t2"].speaker is None
+    assert events["t1"].to_json()["speaker"] == "Caroline"
+    again = memory.add([ev("t1", "I moved to Lisbon.", speaker="Caroline")])  # retry: a no-op
+    assert [(a.id, a.created) for a in again] == [("t1", False)]
+    with pytest.raises(DuplicateEventId):
+        memory.add([ev("t1", "I moved to Lisbon.", speaker="Melanie")])

@@ -230,3 +230,23 @@ def test_unrelated_events_leave_the_must_preserve_and_conflict_sets_alone(
     random.shuffle(mixed)
     together = generated(tuple(mixed), conflicts)
     assert _restricted(together, own) == _restricted(alone, own)
+
+
+def test_a_line_shows_its_speaker_once() -> None:
+    said = Statement("I moved to Lisbon.", ("t-1",), speaker="Caroline", kind="fact")
+    prefixed = Statement("Melanie: I paint.", ("t-2",), speaker="Melanie", kind="fact")
+    lines = render_summary([said, prefixed]).splitlines()
+    assert "- Caroline: I moved to Lisbon." in lines
+    assert "- Melanie: I paint." in lines  # the text already names its speaker
+
+
+def test_a_part_of_a_long_event_is_shown_with_its_mark() -> None:
+    part = Statement("The first hundred words.", ("m-12",), kind="fact", part=(2, 5))
+    assert "- The first hundred words. (part 2/5 of m-12)" in render_summary([part]).splitlines()
+
+
+def test_a_summary_over_budget_says_so_in_its_text() -> None:
+    text = render_summary(
+        [Statement("Never deploy on Fridays.", ("m-1",))], budget=5, over_budget=True
+    )
+    assert text.splitlines()[-1].startswith("(over the budget of 5 tokens")

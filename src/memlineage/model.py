@@ -60,6 +60,8 @@ class NewEvent:
     taint: tuple[str, ...] = ()
     facts: tuple[Fact, ...] = ()
     supersedes: str | None = None
+    # Who said the text (a chat turn's speaker), when the client knows it.
+    speaker: str | None = None
 
     @functools.cached_property
     def content_hash(self) -> str:
@@ -71,8 +73,12 @@ class NewEvent:
         return content_hash(self.content(), plain=plain)
 
     def content(self) -> dict[str, Any]:
-        """The content fields as plain JSON values; the input of the event hash."""
-        return {
+        """The content fields as plain JSON values; the input of the event hash.
+
+        ``speaker`` is there only when given, so the hash of every event stored
+        before the field existed stays the same.
+        """
+        content = {
             "id": self.id,
             "subject": self.subject,
             "text": self.text,
@@ -84,6 +90,9 @@ class NewEvent:
             "facts": [f.to_json() for f in self.facts],
             "supersedes": self.supersedes,
         }
+        if self.speaker is not None:
+            content["speaker"] = self.speaker
+        return content
 
 
 @dataclass(frozen=True)
@@ -101,7 +110,7 @@ class Event(NewEvent):
         return cls(**content, seq=seq, hash=new.content_hash, recorded_at=recorded_at)
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.content(), "seq": self.seq, "hash": self.hash}
+        return {**self.content(), "speaker": self.speaker, "seq": self.seq, "hash": self.hash}
 
 
 class OpKind(enum.StrEnum):
@@ -345,14 +354,18 @@ class Claim:
 
 @dataclass(frozen=True)
 class Statement:
-    """One sentence of a summary, with its lineage (step 4).
+    """One line of a summary, with its lineage (step 4).
 
-    ``text`` is what a reader sees; the built-in generator copies it verbatim
-    from the source events. ``derived_from`` names raw event ids, ``claims``
-    the keys of the claims this sentence states, ``at`` the newest source time,
-    ``contested`` the id of the unresolved conflict one of its sources is a
-    side of (None otherwise), ``kind`` the event kind it belongs under when
-    rendered (constraint, preference, fact, decision, task, observation).
+    ``text`` is what a reader sees; the built-in generator copies it verbatim:
+    one event's whole text, or the text of several events that said exactly
+    the same. ``derived_from`` names raw event ids, ``claims`` the keys of the
+    claims this line states, ``at`` the newest source time, ``contested`` the
+    id of the unresolved conflict one of its sources is a side of (None
+    otherwise), ``kind`` the event kind it belongs under when rendered
+    (constraint, preference, fact, decision, task, observation), ``speaker``
+    who said it (when the event names one), and ``part`` ``(k, n)`` when the
+    line is the k-th of the n numbered parts of one event too long for any
+    budget (consolidation/parts.py); it is then rendered with that mark.
     """
 
     text: str
@@ -362,6 +375,8 @@ class Statement:
     project: str | None = None
     contested: str | None = None
     kind: str | None = None
+    speaker: str | None = None
+    part: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -372,6 +387,8 @@ class Statement:
             "project": self.project,
             "contested": self.contested,
             "kind": self.kind,
+            "speaker": self.speaker,
+            "part": list(self.part) if self.part else None,
         }
 
     @staticmethod
@@ -385,6 +402,8 @@ class Statement:
             project=data["project"],
             contested=data["contested"],
             kind=data.get("kind"),
+            speaker=data.get("speaker"),
+            part=(int(data["part"][0]), int(data["part"][1])) if data.get("part") else None,
         )
 
 

@@ -5,7 +5,8 @@ an object with ``claims``, ``openItems``, ``unresolvedConflicts``, ``cold``
 and ``statements``; each claim an object with ``key``, ``value``, ``unit``,
 ``polarity``, ``kind``, ``derivedFrom`` and ``text``; each statement an object
 with ``text``, ``derivedFrom``, ``claims``, ``at``, ``project``,
-``contested`` and ``kind`` (null or an event kind). There is no ``summary``
+``contested`` and ``kind`` (null or an event kind), and optionally ``speaker``
+and ``part`` (null or ``[k, n]``, a numbered part of one long event). There is no ``summary``
 field: the summary a reader sees is rendered from the statements. Anything
 else, a missing field, an unknown field, a mistyped one, is an
 :class:`OutputRejected` with a stable code and the path of the field; no
@@ -58,6 +59,8 @@ STATEMENT_FIELDS: tuple[str, ...] = (
     "contested",
     "kind",
 )
+#: statement fields an output may leave out (added after the first version of the schema)
+STATEMENT_OPTIONAL: tuple[str, ...] = ("speaker", "part")
 
 
 class OutputRejected(MemlineageError):
@@ -119,14 +122,16 @@ def _reject_constant(name: str) -> Any:
     raise OutputRejected("not_finite", "", f"{name} is not JSON")
 
 
-def _exact_object(value: object, fields: tuple[str, ...], path: str) -> Mapping[str, Any]:
+def _exact_object(
+    value: object, fields: tuple[str, ...], path: str, optional: tuple[str, ...] = ()
+) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise OutputRejected("not_object", path, f"expected an object, got {_type(value)}")
     for name in fields:
         if name not in value:
             raise OutputRejected("missing_field", _join(path, name), "required")
     for name in value:
-        if name not in fields:
+        if name not in fields and name not in optional:
             raise OutputRejected("unknown_field", _join(path, str(name)), "not in the schema")
     return value
 
@@ -145,7 +150,7 @@ def _claim(value: object, path: str) -> Claim:
 
 
 def _statement(value: object, path: str) -> Statement:
-    obj = _exact_object(value, STATEMENT_FIELDS, path)
+    obj = _exact_object(value, STATEMENT_FIELDS, path, STATEMENT_OPTIONAL)
     contested = _optional_str(obj["contested"], _join(path, "contested"))
     if contested is not None and not contested.strip():
         raise OutputRejected("empty_value", _join(path, "contested"), "null or a conflict id")
@@ -162,7 +167,23 @@ def _statement(value: object, path: str) -> Statement:
         project=_optional_str(obj["project"], _join(path, "project")),
         contested=contested,
         kind=kind,
+        speaker=_optional_str(obj.get("speaker"), _join(path, "speaker")),
+        part=_part(obj.get("part"), _join(path, "part")),
     )
+
+
+def _part(value: object, path: str) -> tuple[int, int] | None:
+    """null, or ``[k, n]`` with 1 <= k <= n: the k-th of n numbered parts of one event."""
+    if value is None:
+        return None
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        and 1 <= value[0] <= value[1]
+    ):
+        return (value[0], value[1])
+    raise OutputRejected("wrong_type", path, "expected null or [k, n] with 1 <= k <= n")
 
 
 def _fact_value(value: object, path: str) -> FactValue:

@@ -8,12 +8,17 @@ Layout (docs/concepts.md, "The rendered summary"):
 - then the other statements grouped by project (global first, then projects
   by name), then by kind, in a fixed order; newest first within a group,
   under one ``YYYY-MM-DD:`` line per day (``undated:`` last);
-- each statement is one line: ``- `` + its text verbatim (a contested one
-  also `` (date)``), dated by the local date of its newest source as written
-  in ``at``.
+- each statement is one line: ``- `` + its speaker (when the event names one
+  and the text does not already start with it) + its text verbatim + the mark
+  of a part of a long event (``(part 2/3 of m-12)``); a contested one also
+  `` (date)``, dated by the local date of its newest source as written in
+  ``at``.
+- a summary published over its budget (its binding events alone exceed it)
+  ends with one line that says so (:func:`over_budget_line`).
 
-Every line is either a header or one statement; nothing else is written, so
-every sentence a reader sees traces to raw events. Same statements, same text.
+Every line is a header, one statement or that notice; nothing else is
+written, so every sentence a reader sees traces to raw events. Same
+statements, same text.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from datetime import UTC, datetime
 
 from dateutil.parser import isoparse
 
+from memlineage.consolidation.parts import part_mark
 from memlineage.model import Statement
 
 KIND_ORDER: tuple[str | None, ...] = (
@@ -57,9 +63,23 @@ class Line:
     statement: int | None = None
 
 
-def render_summary(statements: Sequence[Statement]) -> str:
-    """The summary text: one header per group, one line per statement."""
-    return "\n".join(line.text for line in render_lines(statements))
+def render_summary(
+    statements: Sequence[Statement], *, budget: int | None = None, over_budget: bool = False
+) -> str:
+    """The summary text: one header per group, one line per statement.
+
+    ``over_budget`` (with its ``budget``) adds the last line that says so.
+    """
+    text = "\n".join(line.text for line in render_lines(statements))
+    if over_budget:
+        text += "\n" + over_budget_line(budget)
+    return text
+
+
+def over_budget_line(budget: int | None) -> str:
+    """The visible notice of a summary whose binding events alone exceed its budget."""
+    limit = f" of {budget} tokens" if budget is not None else ""
+    return f"(over the budget{limit}: the binding items alone exceed it; nothing was cut)"
 
 
 def render_lines(statements: Sequence[Statement]) -> list[Line]:
@@ -97,7 +117,8 @@ def group_header(project: str | None, kind: str | None) -> str:
 
 
 def statement_line(statement: Statement, *, dated: bool = True) -> str:
-    """``- text (date)``; a contested line starts with its conflict id, a project line names it.
+    """``- speaker: text (part k/n of id) (date)``; a contested line starts with its conflict
+    id, and names its project.
 
     In a kind group the date is on the day line above (``dated=False``).
     """
@@ -106,7 +127,12 @@ def statement_line(statement: Statement, *, dated: bool = True) -> str:
         parts.append(f"[{statement.contested}]")
         if statement.project:
             parts.append(f"[{statement.project}]")
-    parts.append(" ".join(statement.text.split()))
+    text = " ".join(statement.text.split())
+    if statement.speaker and not text.startswith(f"{statement.speaker}:"):
+        text = f"{statement.speaker}: {text}"
+    parts.append(text)
+    if statement.part is not None and statement.derived_from:
+        parts.append(f"({part_mark(*statement.part, statement.derived_from[0])})")
     date = shown_date(statement.at) if dated else None
     if date:
         parts.append(f"({date})")

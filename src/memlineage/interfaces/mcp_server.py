@@ -119,11 +119,13 @@ def _remember(server: MCPServer, memory: MemoryOf) -> None:
         kind: str | None = None,
         at: str | None = None,
         project: str | None = None,
+        speaker: str | None = None,
     ) -> Remembered:
         """Append one memory event (what was said, decided, preferred or forbidden)."""
         at = at or utc_now()
         event = {"id": id or remembered_id(subject, text, at), "subject": subject, "text": text}
-        event.update({k: v for k, v in (("kind", kind), ("at", at), ("project", project)) if v})
+        given = (("kind", kind), ("at", at), ("project", project), ("speaker", speaker))
+        event.update({k: v for k, v in given if v})
         appended = memory().add([event])[0]
         return Remembered(**appended.__dict__)
 

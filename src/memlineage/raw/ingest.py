@@ -22,10 +22,22 @@ from memlineage.model import EVENT_KINDS, TRUST_LEVELS, Fact, NewEvent
 from memlineage.progress import Progress, begin
 
 EVENT_FIELDS = frozenset(
-    {"id", "subject", "text", "at", "kind", "project", "trust", "taint", "facts", "supersedes"}
+    {
+        "id",
+        "subject",
+        "text",
+        "at",
+        "kind",
+        "project",
+        "trust",
+        "taint",
+        "facts",
+        "supersedes",
+        "speaker",
+    }
 )
 FACT_FIELDS = frozenset({"key", "value", "unit", "polarity", "kind"})
-#: ids, subjects, projects, supersedes and tenants: at most this many characters
+#: ids, subjects, projects, speakers, supersedes and tenants: at most this many characters
 MAX_ID_LENGTH = 200
 NUL = "\x00"
 _CHECKED = "_memlineage_checked"
@@ -276,6 +288,7 @@ def _build_event(obj: Any) -> NewEvent:
         taint=parse_taint(obj.get("taint")),
         facts=_facts(obj),
         supersedes=_identifier(obj, "supersedes"),
+        speaker=_identifier(obj, "speaker"),
     )
     if event.supersedes == event.id:
         raise BadInput("an event cannot supersede itself", field="supersedes")

@@ -17,7 +17,7 @@ from memlineage.progress import Advance, Progress, begin
 from memlineage.raw.ingest import utc_now
 from memlineage.store.core import StoreCore
 from memlineage.store.protocol import Appended
-from memlineage.store.rows import EVENT_COLUMNS, event_row
+from memlineage.store.rows import EVENT_COLUMNS, INSERT_COLUMNS, event_row
 from memlineage.store.sql import Tx, marks
 from memlineage.store.triggers import queue_after_append
 
@@ -111,6 +111,9 @@ class AppendMixin(StoreCore):
 def _insert_events(tx: Tx, rows: list[tuple[Any, ...]], advance: Advance | None) -> None:
     """One insert without a progress callback (the fastest); chunks reported with one."""
     columns = f"tenant, {EVENT_COLUMNS}"
+    if all(row[-1] is None for row in rows):  # no speaker: the row of every earlier schema
+        columns = f"tenant, {INSERT_COLUMNS}"
+        rows = [row[:-1] for row in rows]
     if advance is None:
         if rows:
             tx.insert_rows("events", columns, rows)
@@ -166,11 +169,21 @@ def _field_with_nul(event: NewEvent) -> str | None:
     # One f-string of every plain field (None reads "None"): the common case, fast.
     joined = (
         f"{event.id}{event.subject}{event.text}{event.trust}"
-        f"{event.at}{event.kind}{event.project}{event.supersedes}"
+        f"{event.at}{event.kind}{event.project}{event.supersedes}{event.speaker}"
     )
     if NUL not in joined and not event.taint and not event.facts:
         return None
-    for name in ("id", "subject", "text", "at", "kind", "project", "trust", "supersedes"):
+    for name in (
+        "id",
+        "subject",
+        "text",
+        "at",
+        "kind",
+        "project",
+        "trust",
+        "supersedes",
+        "speaker",
+    ):
         value = getattr(event, name)
         if value is not None and NUL in value:
             return name

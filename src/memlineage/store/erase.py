@@ -76,8 +76,8 @@ class EraseMixin(StoreCore):
             (event,) = SqlReader(tx, tenant).events_by_id(subject, [event_id])
             found = erasure.pattern(erasure.needles(event))
             tx.execute(
-                "UPDATE events SET text = ?, facts = '[]' WHERE tenant = ? AND subject = ?"
-                " AND id = ?",
+                "UPDATE events SET text = ?, facts = '[]', speaker = NULL"
+                " WHERE tenant = ? AND subject = ? AND id = ?",
                 (erasure.TOMBSTONE, tenant, subject, event_id),
             )
             result = self._record_invalidation(

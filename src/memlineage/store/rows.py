@@ -21,14 +21,19 @@ from memlineage.model import (
 )
 
 EVENT_COLUMNS = (
-    "seq, id, subject, at, kind, project, trust, taint, facts, supersedes, text, hash, recorded_at"
+    "seq, id, subject, at, kind, project, trust, taint, facts, supersedes, text, hash, recorded_at,"
+    " speaker"
 )
+#: the columns of a written row; ``speaker`` is written only by a batch that has one
+# (schema 10), so that the rows of most batches are those of every earlier schema
+INSERT_COLUMNS = EVENT_COLUMNS.removesuffix(", speaker")
 ARTIFACT_COLUMNS = "id, subject, status, reason, manifest, output, gate, created_at"
 OP_COLUMNS = "op_seq, kind, target, other, conflict_id, key, trust, taint, reason, epoch"
 
 
 def event_from_row(row: Sequence[Any]) -> Event:
-    (seq, id_, subject, at, kind, project, trust, taint, facts, supersedes, text, hash_, rec) = row
+    (seq, id_, subject, at, kind, project, trust, taint, facts, supersedes, text, hash_) = row[:12]
+    rec, who = row[12], row[13]
     return Event(
         id=id_,
         subject=subject,
@@ -43,6 +48,7 @@ def event_from_row(row: Sequence[Any]) -> Event:
         seq=int(seq),
         hash=hash_,
         recorded_at=rec,
+        speaker=who,
     )
 
 
@@ -91,7 +97,10 @@ def dumps(value: Any) -> str:
 
 
 def event_row(tenant: str, event: NewEvent, seq: int, hash_: str, now: str) -> tuple[Any, ...]:
-    """The ``events`` row of ``event``, in EVENT_COLUMNS order after the tenant."""
+    """The ``events`` row of ``event``, in EVENT_COLUMNS order after the tenant.
+
+    The last value is the speaker: a batch without any leaves it out (INSERT_COLUMNS).
+    """
     return (
         tenant,
         seq,
@@ -107,4 +116,5 @@ def event_row(tenant: str, event: NewEvent, seq: int, hash_: str, now: str) -> t
         event.text,
         hash_,
         now,
+        event.speaker,
     )

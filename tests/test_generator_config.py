@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from llm_server import FakeServer, running, status
+from memlineage import Memory
 from memlineage.consolidation.generators.config import resolve
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.errors import BadInput
@@ -195,3 +196,84 @@ def test_the_builtin_generator_certifies(capsys: pytest.CaptureFixture[str]) -> 
     out = capsys.readouterr().out
     assert "certified" in out and "FAIL" not in out
     assert isinstance(DeterministicGenerator(), DeterministicGenerator)
+
+
+# ---------------------------------------------------------------------------
+# one source of truth: the tenant's stored configuration, which the file seeds
+
+
+def test_the_file_seeds_the_stored_configuration_and_then_the_store_wins(
+    db_url: str, tmp_path: Path, fake: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _add(db_url, tmp_path)
+    path = tmp_path / "conf.toml"
+    text = f'[generator]\napi_key = "{SECRET_FILE}"\n\n[tenants.acme.generator]\n'
+    text += f'base_url = "{fake.url}"\nmodel = "acme-model"\nseed = 7\n'
+    monkeypatch.setenv("MEMLINEAGE_CONFIG", write_config(path, text))
+    fake.reset()
+    assert cli(db_url, "consolidate", "user-7")[0] == 0
+    assert [r.body["model"] for r in fake.requests] == ["acme-model"]
+    assert fake.requests[0].headers["authorization"] == f"Bearer {SECRET_FILE}"
+    _code, configs = cli(db_url, "release", "configs")
+    assert configs == [  # type: ignore[comparison-overlap]
+        {
+            "version": 1,
+            "config": {
+                "generator": "openai",
+                "base_url": fake.url,
+                "model": "acme-model",
+                "seed": 7,
+            },
+            "created_at": configs[0]["created_at"],  # type: ignore[index]
+        }
+    ]
+    assert SECRET_FILE not in json.dumps(configs)  # the key stays out of the store
+    # the file changes: the stored version still decides, until it is rolled out
+    write_config(path, text.replace("acme-model", "newer-model"))
+    fake.reset()
+    assert cli(db_url, "consolidate", "user-7", "--force")[0] == 0
+    assert [r.body["model"] for r in fake.requests] == ["acme-model"]
+    assert cli(db_url, "release", "rollout")[1]["version"] == 2
+    fake.reset()
+    assert cli(db_url, "consolidate", "user-7", "--force")[0] == 0
+    assert [r.body["model"] for r in fake.requests] == ["newer-model"]
+    assert sorted(_config_versions(db_url)) == [1, 1, 2]
+
+
+def test_a_one_off_generator_is_recorded_in_the_manifest_not_stored(
+    db_url: str, tmp_path: Path, fake: FakeServer
+) -> None:
+    _add(db_url, tmp_path)
+    fake.reset()
+    code, doc = cli(db_url, "consolidate", "user-7", "--base-url", fake.url, "--model", "once")
+    assert code == 0 and [r.body["model"] for r in fake.requests] == ["once"]
+    assert [a["generator"] for a in doc["attempts"]] == ["openai"]  # type: ignore[union-attr]
+    assert cli(db_url, "release", "configs")[1] == []  # type: ignore[comparison-overlap]
+    assert _config_versions(db_url) == [None]
+
+
+def _config_versions(db: str) -> list[int | None]:
+    with Memory(db, tenant="acme") as memory:
+        return [a.manifest.config_version for a in memory.artifacts("user-7")]
+
+
+def test_a_worker_records_the_stored_version_it_used(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_config(tmp_path / "conf.toml", '[generator]\nname = "deterministic"\n')
+    monkeypatch.setenv("MEMLINEAGE_CONFIG", path)
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add(EVENTS)
+        memory.queue(["user-7"])
+        [report] = memory.work()
+        assert report.outcome == "published"
+        [artifact] = memory.artifacts("user-7")
+        assert artifact.manifest.config_version == 1
+        assert [c for _, c, _ in memory.configs()] == [{"generator": "deterministic"}]
+
+
+def test_an_api_key_is_never_stored(memory: Memory) -> None:
+    with pytest.raises(BadInput) as caught:
+        memory.rollout({"generator": "openai", "model": "m", "api_key": SECRET_FILE})
+    assert caught.value.field == "api_key"
+    assert memory.configs() == []

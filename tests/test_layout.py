@@ -22,7 +22,6 @@ MAX_TOP_MODULES = 10
 DRIVERS = ("sqlite3", "psycopg", "psycopg_pool")
 BACKENDS = tuple(f"memlineage.store.{name}" for name in ("sqlite", "postgres", "base", "core"))
 
-API_STORE = "api.py imports memlineage.store.base.SqlStore until the Store protocol is complete"
 
 
 @functools.cache
@@ -123,12 +122,5 @@ def test_at_most_ten_modules_at_the_top() -> None:
     assert len(list(PACKAGE.glob("*.py"))) <= MAX_TOP_MODULES
 
 
-@pytest.mark.parametrize(
-    "waiting",
-    [
-        pytest.param({"memlineage.api"}, id="besides-api"),
-        pytest.param(set(), id="all", marks=pytest.mark.xfail(strict=True, reason=API_STORE)),
-    ],
-)
-def test_only_the_store_knows_a_backend(waiting: set[str]) -> None:
-    assert backend_imports().keys() <= waiting, backend_imports()
+def test_only_the_store_knows_a_backend() -> None:
+    assert backend_imports() == {}

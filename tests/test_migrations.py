@@ -89,5 +89,5 @@ def test_a_store_of_schema_8_keeps_its_negations_and_catches_up_its_item_kinds(
         memory.add([{"id": "m-2", "subject": "user-7", "text": "I prefer trains."}])
         with memory.store.reader("acme") as reader:  # the job's next run caught up
             assert reader.stored_kinds("user-7") == StoredKinds(
-                10, {1: ("negation",), 10: ("preference",)}
+                10, {1: ("binding", "negation"), 10: ("binding", "preference")}
             )

@@ -39,6 +39,7 @@ from memlineage.consolidation.generators.openai import OpenAIConfig, OpenAIGener
 from memlineage.model import EVENT_KINDS, Artifact, ArtifactStatus, Event
 from memlineage.operations.worker import TimeLimited, tenant_generator
 from memlineage.recall.results import Recall
+from memlineage.store import open_store
 
 
 def event(id: str, text: str, kind: str | None = None) -> dict[str, Any]:
@@ -500,6 +501,10 @@ def test_a_worker_uses_the_tenant_s_configured_generator(
     config = tmp_path / "memlineage.toml"
     config.write_text(f'[tenants.acme.generator]\nbase_url = "{fake.url}"\nmodel = "acme-model"\n')
     monkeypatch.setenv("MEMLINEAGE_CONFIG", str(config))
-    chosen = tenant_generator(None, "acme")  # type: ignore[arg-type]
-    assert isinstance(chosen, OpenAIGenerator) and chosen.config.model == "acme-model"
-    assert isinstance(tenant_generator(None, "globex"), DeterministicGenerator)  # type: ignore[arg-type]
+    store = open_store(str(tmp_path / "worker.db"))
+    try:
+        chosen = tenant_generator(store, "acme")
+        assert isinstance(chosen, OpenAIGenerator) and chosen.config.model == "acme-model"
+        assert isinstance(tenant_generator(store, "globex"), DeterministicGenerator)
+    finally:
+        store.close()

@@ -233,8 +233,10 @@ def test_a_store_from_before_stored_kinds_keeps_every_must_keep_until_repaired(
     memory.sweep()  # runs the detection job where it is behind
     repaired = stored_kinds(memory)
     assert repaired.through == high_water
-    assert repaired.kinds[2] == ("negation",) and repaired.kinds[3] == ("constraint", "scope")
-    assert repaired.kinds[4] == ("open-item",)
+    # each binding event is also marked so (meaning/binding.py), what recall forces
+    assert repaired.kinds[2] == ("binding", "negation")
+    assert repaired.kinds[3] == ("binding", "constraint", "scope")
+    assert repaired.kinds[4] == ("binding", "open-item")
     assert keeps_every_must_keep(memory.recall("user-7", query=QUERY, budget=50))
 
 
@@ -249,7 +251,7 @@ def test_kinds_stored_under_other_extraction_rules_are_ignored_then_rebuilt(
     memory.sweep()
     rebuilt = stored_kinds(memory)
     assert rebuilt.through == len(BY_TEXT) + len(NARRATIVE)
-    assert rebuilt.kinds[2] == ("negation",)
+    assert rebuilt.kinds[2] == ("binding", "negation")
     assert keeps_every_must_keep(memory.recall("user-7", query=QUERY, budget=50))
 
 

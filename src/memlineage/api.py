@@ -18,7 +18,7 @@ from memlineage.consolidation import consolidate as consolidation
 from memlineage.consolidation.generators.base import Generator
 from memlineage.consolidation.generators.config import make_generator, resolve
 from memlineage.consolidation.verify import Certification, verify
-from memlineage.errors import BadInput, NotFound, StoreError
+from memlineage.errors import BadInput, NotFound
 from memlineage.lineage import audit, prov
 from memlineage.meaning import extract
 from memlineage.meaning.policy import TemporalPolicy, VersionedTrust, trust_policy, versioned_json
@@ -35,12 +35,17 @@ from memlineage.recall.relevance import bm25
 from memlineage.recall.results import Recall, RecallSet
 from memlineage.store import open_store
 from memlineage.store.append import MAX_NAME_BYTES, name_too_long
-from memlineage.store.base import SqlStore
-from memlineage.store.detect import Detection
-from memlineage.store.erase import Erased
-from memlineage.store.history import Swept
-from memlineage.store.policies import PolicyVersion, Rollout
-from memlineage.store.protocol import Appended, Job, OpResult, Store
+from memlineage.store.protocol import (
+    Appended,
+    Detection,
+    Erased,
+    Job,
+    OpResult,
+    PolicyVersion,
+    Rollout,
+    Store,
+    Swept,
+)
 
 
 def check_tenant(tenant: str) -> None:
@@ -138,13 +143,12 @@ class Memory:
 
     def _detect_after_append(self, appended: Sequence[Appended], progress: Progress | None) -> None:
         """The detection job, right after the append committed (see store/detect.py)."""
-        detect = getattr(self.store, "detect_conflicts", None)
-        if detect is None or not self.detect_after_add:
+        if not self.detect_after_add:
             return
         created = [a.subject for a in appended if a.created]
         checked = begin(progress, "detecting", len(created)) if created else None
         for subject in sorted(set(created)):
-            detect(self.tenant, subject, checked)
+            self.store.detect_conflicts(self.tenant, subject, checked)
 
     def revoke(self, event_id: str, reason: str | None = None) -> OpResult:
         return self.store.revoke(self.tenant, event_id, reason)
@@ -162,11 +166,11 @@ class Memory:
 
     def dismiss(self, conflict_id: str, reason: str | None = None) -> OpResult:
         """Take back a conflict (detected or declared): both of its sides count again."""
-        return self._validity().dismiss_conflict(self.tenant, conflict_id, reason)
+        return self.store.dismiss_conflict(self.tenant, conflict_id, reason)
 
     def detect(self, subject: str) -> Detection:
         """Run the contradiction detection job of a subject now (it is idempotent)."""
-        return self._validity().detect_conflicts(self.tenant, subject)
+        return self.store.detect_conflicts(self.tenant, subject)
 
     def erase(self, event_id: str, reason: str, by: str = "memlineage") -> Erased:
         """Data-protection erasure: the event's content is removed everywhere it was copied.
@@ -174,26 +178,26 @@ class Memory:
         Its id, seq and hash stay (manifests still verify); what derives from it
         goes stale; who asked (``by``) and why are recorded.
         """
-        return self._validity().erase(self.tenant, event_id, reason, by)
+        return self.store.erase(self.tenant, event_id, reason, by)
 
     # -- policies --
 
     def policy(self) -> dict[str, Any]:
         """The tenant's current temporal and trust policies, with their versions."""
-        store = self._validity()
+        store = self.store
         return {
             "temporal": versioned_json(store.temporal_policy(self.tenant)),
             "trust": versioned_json(store.trust_policy(self.tenant)),
         }
 
     def policy_history(self) -> list[PolicyVersion]:
-        return self._validity().policy_history(self.tenant)
+        return self.store.policy_history(self.tenant)
 
     def set_temporal_policy(
         self, assignments: Sequence[str], reason: str | None = None
     ) -> TemporalPolicy:
         """A new temporal policy version with ``KIND=RULE`` changes (rules: keep, latest-wins)."""
-        store = self._validity()
+        store = self.store
         changed = store.temporal_policy(self.tenant).changed(assignments)
         return store.set_temporal_policy(self.tenant, changed, reason)
 
@@ -212,7 +216,7 @@ class Memory:
 
         ``progress`` hears ``rolling out`` in subjects (those on an older version).
         """
-        store = self._validity()
+        store = self.store
         wanted = trust_policy(0, admit, block, block_any)
         stored = store.set_trust_policy(self.tenant, wanted, reason)
         done = None
@@ -231,7 +235,7 @@ class Memory:
         if fmt not in prov.FORMATS:
             raise BadInput(f"unknown format {fmt!r}; one of {', '.join(prov.FORMATS)}",
                            field="format")  # fmt: skip
-        doc = prov.to_prov(self._validity().artifact_history(self.tenant, artifact_id),
+        doc = prov.to_prov(self.store.artifact_history(self.tenant, artifact_id),
                               artifact_id)  # fmt: skip
         if fmt == "dot":
             return prov.to_dot(doc)
@@ -241,20 +245,15 @@ class Memory:
 
     def why(self, subject: str, query: str) -> audit.Why:
         """Where a claim (by key or text) or a statement came from, down to raw events."""
-        return audit.why(self._validity().subject_history(self.tenant, subject), query)
+        return audit.why(self.store.subject_history(self.tenant, subject), query)
 
     def audit(self, subject: str) -> audit.Audit:
         """Artifacts with their status history, alias history, operations; manifests verified."""
-        return audit.audit(self._validity().subject_history(self.tenant, subject))
+        return audit.audit(self.store.subject_history(self.tenant, subject))
 
     def sweep(self, older_than: float | None = None) -> list[Swept]:
         """Fail candidates orphaned by crashed runs (safe at any time); catch detection up."""
-        return self._validity().sweep(self.tenant, older_than)
-
-    def _validity(self) -> SqlStore:
-        if not isinstance(self.store, SqlStore):
-            raise StoreError("this store does not keep lineage, policies or erasures")
-        return self.store
+        return self.store.sweep(self.tenant, older_than)
 
     # -- derived layer --
 
@@ -269,9 +268,11 @@ class Memory:
         """One consolidation; under release mode ``auto`` it switches the alias when the
         gate passes, under ``shadow`` the candidate waits for review.
 
-        Without a ``generator``: the tenant's active rolled-out configuration
-        (``release rollout``), else the configuration file's (``Memory.generator``),
-        else the built-in generator.
+        Without a ``generator``: the tenant's stored configuration, the one source
+        of truth (``release rollout``; a tenant with none stored records the
+        configuration file's settings as version 1 now, see docs/generators.md;
+        without a file, the built-in generator). A ``generator`` given is a one-off:
+        used for this call, not stored (the manifest's ``configVersion`` is null).
 
         ``budget`` is the token budget of the rendered summary for this call
         (default: the tenant's ``default_budget``). Over it, low-salience
@@ -325,14 +326,12 @@ class Memory:
         return self.default_budget if budget is None else budget
 
     def _generator_and_version(self, generator: Generator | None) -> tuple[Generator, int | None]:
-        """The generator given, else the tenant's active rolled-out configuration (and its
-        version), else the configuration file's or the built-in one."""
+        """The generator given (a one-off), else the tenant's stored configuration and its
+        version (seeded from the configuration file the first time)."""
         if generator is not None:
             return generator, None
-        active = release.active_config(self.store, self.tenant)
-        if active.version is None:
-            return self.generator(), None
-        return release.generator_for(active.config, self.tenant), active.version
+        version = release.configured(self.store, self.tenant).version
+        return self.generator(version=version), version
 
     def generator(
         self,
@@ -341,16 +340,26 @@ class Memory:
         base_url: str | None = None,
         model: str | None = None,
         config: str | os.PathLike[str] | None = None,
+        version: int | None = None,
     ) -> Generator:
-        """The generator this tenant consolidates with (docs/generators.md).
+        """The generator this tenant consolidates with (docs/generators.md): its active
+        stored configuration, or stored ``version`` (NotFound if there is none); while
+        none is stored, what the configuration file would seed (nothing is recorded here).
 
-        The configuration file's ``[generator]`` table, then the tenant's
-        ``[tenants.<tenant>.generator]``, then the arguments given here. Without a
-        file or arguments: the built-in deterministic generator.
+        ``name``, ``base_url`` and ``model`` override it field by field, for a
+        one-off use (``consolidate --model``): nothing is stored. ``config`` names a
+        configuration file to read instead (its tenant table over ``[generator]``,
+        the arguments over both), also a one-off.
         """
-        return make_generator(
-            resolve(self.tenant, generator=name, base_url=base_url, model=model, config=config)
-        )
+        if config is not None:
+            return make_generator(
+                resolve(self.tenant, generator=name, base_url=base_url, model=model, config=config)
+            )
+        if version is None:
+            chosen = release.configured(self.store, self.tenant, record=False).config
+        else:
+            chosen = release.stored_config(self.store, self.tenant, version)
+        return release.generator_for(release.overridden(chosen, name, base_url, model), self.tenant)
 
     def verify(self, generator: Generator | None = None) -> Certification:
         """Certify a generator (default: this tenant's): fixed samples and invariance checks."""

@@ -218,12 +218,10 @@ def prepare(
 
 def _detect_first(store: Store, tenant: str, subject: str) -> None:
     """The raw layer decides validity first: catch the contradiction job up (detect.py)."""
-    detect = getattr(store, "detect_conflicts", None)
-    if detect is not None:
-        with store.reader(tenant) as reader:
-            known = reader.head(subject) is not None
-        if known:
-            detect(tenant, subject)
+    with store.reader(tenant) as reader:
+        known = reader.head(subject) is not None
+    if known:
+        store.detect_conflicts(tenant, subject)
 
 
 def publish(

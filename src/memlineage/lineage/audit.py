@@ -17,8 +17,7 @@ from memlineage.canonical import input_root
 from memlineage.consolidation.alias import why_not_summary
 from memlineage.model import Artifact, Event
 from memlineage.raw.validity import source_state
-from memlineage.store.history import SubjectHistory
-from memlineage.store.protocol import Head
+from memlineage.store.protocol import Head, SubjectHistory
 
 
 @dataclass(frozen=True)

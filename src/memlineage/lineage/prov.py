@@ -27,7 +27,7 @@ from urllib.parse import quote
 from memlineage.errors import NotFound
 from memlineage.model import Artifact, ArtifactStatus, Event, Operation, OpKind
 from memlineage.raw.validity import source_state
-from memlineage.store.history import SubjectHistory
+from memlineage.store.protocol import SubjectHistory
 
 NAMESPACE = "https://memlineage.dev/ns/prov#"
 FORMATS = ("prov-json", "dot", "mermaid")

@@ -4,8 +4,11 @@
 - ``shadow``: it waits in the review queue; approval switches it through the
   same compare-and-swap, and is refused (never forced) when the alias or the
   epoch moved meanwhile; a rebuild is then due.
-- A versioned generator configuration per tenant; a rollout activates a new
-  version and keeps the one it replaced as the fallback.
+- A versioned generator configuration per tenant, the one source of truth of
+  what it consolidates with; a rollout activates a new version and keeps the
+  one it replaced as the fallback. The configuration file seeds it: a tenant
+  with none stored records the file's settings as version 1 when it first needs
+  one (``configured``); without a file, the built-in generator, nothing stored.
 - ``fail``: bypass every summary of the tenant (recall goes raw; coverage
   never moves back), fall back to the previous configuration, rebuild each
   subject from currently valid inputs at coverage >= the current one, and
@@ -14,14 +17,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from memlineage.consolidation import consolidate as consolidation
 from memlineage.consolidation.generators.base import Generator
-from memlineage.consolidation.generators.config import make_generator, resolve
-from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.generators.config import (
+    check_stored,
+    make_generator,
+    seed_config,
+    stored_settings,
+)
 from memlineage.consolidation.render import render_summary
 from memlineage.errors import BadInput, NotFound
 from memlineage.meaning import extract
@@ -44,18 +52,14 @@ def validate_config(config: Mapping[str, Any]) -> dict[str, Any]:
             raise BadInput("must be a string", field=field)
     if name == "openai" and not config.get("model"):
         raise BadInput("an openai configuration needs a model", field="model")
+    check_stored(config)
     return dict(config)
 
 
 def generator_for(config: Mapping[str, Any] | None, tenant: str) -> Generator:
-    """The generator a stored configuration names (None: the built-in one)."""
-    config = config or BUILTIN_CONFIG
-    if config.get("generator") == "openai":
-        settings = resolve(
-            tenant, generator="openai", base_url=config.get("base_url"), model=config.get("model")
-        )
-        return make_generator(settings)
-    return DeterministicGenerator()
+    """The generator a stored configuration describes (None: the built-in one); only the
+    API key comes from elsewhere (the environment, else the file): it is never stored."""
+    return make_generator(stored_settings(config or BUILTIN_CONFIG, tenant))
 
 
 @dataclass(frozen=True)
@@ -70,8 +74,65 @@ def active_config(store: Store, tenant: str, previous: bool = False) -> ActiveCo
     version = before if previous else active
     if version is None:
         return ActiveConfig(None, dict(BUILTIN_CONFIG))
-    configs = {v: c for v, c, _ in store.generator_configs(tenant)}
-    return ActiveConfig(version, configs[version])
+    return ActiveConfig(version, stored_config(store, tenant, version))
+
+
+def stored_config(store: Store, tenant: str, version: int) -> dict[str, Any]:
+    """Stored configuration ``version`` of the tenant; NotFound when there is none."""
+    for found, config, _ in store.generator_configs(tenant):
+        if found == version:
+            return config
+    raise NotFound(f"no configuration version {version}", field="version")
+
+
+def configured(store: Store, tenant: str, *, record: bool = True) -> ActiveConfig:
+    """The configuration the tenant consolidates with: its active stored version.
+
+    A tenant with no stored configuration at all takes the configuration file's
+    settings (``seed_config``), recorded as version 1 when ``record`` (the first
+    consolidation, job or release does; a read such as ``Memory.generator()`` does
+    not); without a file, the built-in generator and nothing stored.
+    """
+    _, active, _ = store.release_state(tenant)
+    if active is None and not store.generator_configs(tenant):
+        seed = seed_config(tenant)
+        if seed is None:
+            return ActiveConfig(None, dict(BUILTIN_CONFIG))
+        if not record:
+            return ActiveConfig(None, seed)
+        store.seed_generator_config(tenant, validate_config(seed))
+    return active_config(store, tenant)
+
+
+def overridden(
+    config: Mapping[str, Any], name: str | None, base_url: str | None, model: str | None
+) -> dict[str, Any]:
+    """``config`` with one-off overrides, field by field; a model or an endpoint alone
+    implies ``openai``. Not stored: what a call such as ``consolidate --model`` uses."""
+    given = {k: v for k, v in (("model", model), ("base_url", base_url)) if v is not None}
+    chosen = name or ("openai" if given else config.get("generator"))
+    if chosen != "openai":
+        return {"generator": chosen}
+    base = dict(config) if config.get("generator") == "openai" else {}
+    return {**base, "generator": "openai", **given}
+
+
+def rollout_config(
+    tenant: str,
+    name: str | None,
+    base_url: str | None,
+    model: str | None,
+    config: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """What ``release rollout`` stores: the flags; without ``--generator`` (or with
+    ``--config``), the configuration file's settings for the tenant, the flags over them."""
+    if name is not None and config is None:
+        return overridden({"generator": name}, name, base_url, model)
+    seed = seed_config(tenant, config)
+    if seed is None:
+        raise BadInput("nothing to roll out: give --generator, or a configuration file"
+                       " with a [generator] table", field="generator")  # fmt: skip
+    return overridden(seed, name, base_url, model)
 
 
 def set_mode(store: Store, tenant: str, mode: str) -> bool:
@@ -81,8 +142,11 @@ def set_mode(store: Store, tenant: str, mode: str) -> bool:
 
 
 def rollout(store: Store, tenant: str, config: Mapping[str, Any]) -> int:
-    """Store a new configuration version and make it active; the old one becomes previous."""
-    version = store.add_generator_config(tenant, validate_config(config))
+    """Store a new configuration version and make it active; the old one becomes previous
+    (a tenant's first rollout records the file's settings first, as the fallback)."""
+    checked = validate_config(config)
+    configured(store, tenant)
+    version = store.add_generator_config(tenant, checked)
     store.activate_config(tenant, version, "rollout")
     return version
 
@@ -165,6 +229,7 @@ def fail(
 
     ``progress`` hears ``recovering`` in subjects (each rebuilt with the fallback).
     """
+    configured(store, tenant)
     fallback = active_config(store, tenant, previous=True)
     replaced = store.activate_config(tenant, fallback.version, "fail")
     with store.reader(tenant) as reader:

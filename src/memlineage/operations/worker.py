@@ -35,9 +35,9 @@ from typing import Any, TextIO
 from memlineage.consolidation import consolidate as consolidation
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.chat import Completion, Repair
-from memlineage.consolidation.generators.config import make_generator, resolve
 from memlineage.errors import BadInput
 from memlineage.operations import queue as jobs
+from memlineage.operations import release
 from memlineage.operations.queue import RetryPolicy
 from memlineage.store import open_store
 from memlineage.store.protocol import Job, JobEnd, Store
@@ -119,12 +119,16 @@ def load_generator(spec: str | None) -> Generator | None:
 
 
 def tenant_generator(store: Store, tenant: str) -> Generator:
-    """The generator a job uses when the worker was given none: the tenant's configured one.
+    """The generator a job uses when the worker was given none (see ``tenant_configuration``)."""
+    return tenant_configuration(store, tenant)[0]
 
-    The one place to resolve a tenant's configured generator (docs/generators.md;
-    the built-in one without a configuration), which the worker then runs under
-    its timeout."""
-    return make_generator(resolve(tenant))
+
+def tenant_configuration(store: Store, tenant: str) -> tuple[Generator, int | None]:
+    """The tenant's stored configuration (seeded from the configuration file the first
+    time; docs/generators.md) as a generator, and its version, which the worker then runs
+    under its timeout and records in the manifest."""
+    active = release.configured(store, tenant)
+    return release.generator_for(active.config, tenant), active.version
 
 
 class TimeLimited:
@@ -229,12 +233,18 @@ class Worker:
         try:
             with self._heartbeat(job):
                 try:
-                    generator = TimeLimited(
-                        self.generator or tenant_generator(self.store, job.tenant),
-                        self.options.timeout,
+                    chosen, version = (
+                        (self.generator, None)
+                        if self.generator is not None
+                        else tenant_configuration(self.store, job.tenant)
                     )
                     result = consolidation.consolidate(
-                        self.store, job.tenant, job.subject, generator, force=job.force
+                        self.store,
+                        job.tenant,
+                        job.subject,
+                        TimeLimited(chosen, self.options.timeout),
+                        force=job.force,
+                        config_version=version,
                     )
                     end = jobs.end_of(job, result, self.options.retry)
                 except Exception as exc:  # a store or generator error fails the attempt

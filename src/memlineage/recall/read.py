@@ -20,7 +20,7 @@ from dataclasses import replace
 from memlineage.consolidation.alias import why_not_summary
 from memlineage.consolidation.gate import CONFLICT_KIND
 from memlineage.consolidation.render import render_summary
-from memlineage.meaning import extract
+from memlineage.meaning import binding, extract
 from memlineage.model import Claim, Conflict, Event, Operation, Output
 from memlineage.raw.validity import TrustPolicy, source_state
 from memlineage.recall.context import (
@@ -303,7 +303,7 @@ def _kinds_by_id(events: Sequence[Event], stored: StoredKinds) -> dict[str, tupl
         if event.seq <= stored.through:
             kinds = stored.kinds.get(event.seq, ())
         else:
-            kinds = extract.event_kinds(event)
+            kinds = binding.event_kinds(event)
         if kinds:
             found[event.id] = kinds
     return found

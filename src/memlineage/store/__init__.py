@@ -7,7 +7,6 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 from memlineage.errors import StoreError
-from memlineage.store.base import SqlStore
 from memlineage.store.protocol import Appended, Head, OpResult, Reader, Store
 
 DEFAULT_DB = "memlineage.db"
@@ -17,7 +16,7 @@ def default_url() -> str:
     return os.environ.get("MEMLINEAGE_DB") or DEFAULT_DB
 
 
-def open_store(url: str | None = None, *, create: bool = True) -> SqlStore:
+def open_store(url: str | None = None, *, create: bool = True) -> Store:
     """``postgresql://…`` opens PostgreSQL; anything else is a SQLite file path.
 
     ``create=False`` raises ``StoreError`` ("no memlineage database at …")
@@ -51,4 +50,4 @@ def open_store(url: str | None = None, *, create: bool = True) -> SqlStore:
     )
 
 
-__all__ = ["Appended", "Head", "OpResult", "Reader", "SqlStore", "Store", "open_store"]
+__all__ = ["Appended", "Head", "OpResult", "Reader", "Store", "open_store"]

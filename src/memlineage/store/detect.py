@@ -22,65 +22,21 @@ reads them to find must-keep events instead of extracting again (docs/recall.md)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
 from memlineage.errors import NotFound
-from memlineage.meaning import extract
+from memlineage.meaning import binding, extract
 from memlineage.meaning.contradictions import Detected, KeyedItem, detect, keyed_items, latest
 from memlineage.meaning.policy import LATEST_WINS, TemporalPolicy
 from memlineage.model import Event, OpKind
 from memlineage.progress import Advance
 from memlineage.store.detect_run import DetectionRun
 from memlineage.store.policies import PoliciesMixin
-from memlineage.store.protocol import OpResult
+from memlineage.store.protocol import DetectedConflict, Detection, OpResult
 from memlineage.store.reader import SqlReader
 from memlineage.store.sql import Tx
 
 RUN_CHUNK = 1_000  # events whose items are extracted, and rows written, at a time
 DETECTED = "detected: "  # the reason prefix of a detected conflict's operation
-
-
-@dataclass(frozen=True)
-class DetectedConflict:
-    """One conflict the detection job recorded, and what the temporal policy made of it."""
-
-    conflict_id: str
-    a: str
-    b: str
-    key: str
-    rule: str
-    kind: str
-    resolution: str  # 'keep' or the resolution's rule name
-    winner: str | None
-    stale: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "conflict_id": self.conflict_id,
-            "a": self.a,
-            "b": self.b,
-            "key": self.key,
-            "rule": self.rule,
-            "kind": self.kind,
-            "resolution": self.resolution,
-            "winner": self.winner,
-            "stale": list(self.stale),
-        }
-
-
-@dataclass(frozen=True)
-class Detection:
-    subject: str
-    detected_through: int
-    conflicts: tuple[DetectedConflict, ...] = ()  # recorded by this run
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "subject": self.subject,
-            "detected_through": self.detected_through,
-            "conflicts": [c.to_json() for c in self.conflicts],
-        }
 
 
 # Events whose item kinds one step of a catch-up reads and stores (bounds its memory).
@@ -273,7 +229,7 @@ class DetectionMixin(PoliciesMixin):
         """Store the item kinds of ``events``, the ones after the watermark up to ``through``."""
         rows: list[tuple[str, str, int, str]] = []
         for event in events:
-            kinds = extract.event_kinds(event)
+            kinds = binding.event_kinds(event)
             if kinds:
                 rows.append((tenant, subject, event.seq, ",".join(kinds)))
         tx.insert_rows("event_kinds", "tenant, subject, seq, kinds", rows)

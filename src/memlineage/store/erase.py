@@ -21,7 +21,6 @@ PostgreSQL: see docs/concepts.md on VACUUM).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from memlineage.errors import BadInput
@@ -29,31 +28,10 @@ from memlineage.model import OpKind
 from memlineage.raw.ingest import utc_now
 from memlineage.store import scrub as erasure
 from memlineage.store.core import StoreCore
+from memlineage.store.protocol import Erased
 from memlineage.store.reader import SqlReader
 from memlineage.store.rows import dumps
 from memlineage.store.sql import Tx
-
-
-@dataclass(frozen=True)
-class Erased:
-    event_id: str
-    subject: str
-    epoch: int
-    changed: bool
-    stale: tuple[str, ...] = ()
-    scrubbed: tuple[str, ...] = ()  # artifacts whose stored rows held a copy
-    purged: bool = False  # the backend confirmed old row versions are gone from its files
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "event_id": self.event_id,
-            "subject": self.subject,
-            "epoch": self.epoch,
-            "changed": self.changed,
-            "stale": list(self.stale),
-            "scrubbed": list(self.scrubbed),
-            "purged": self.purged,
-        }
 
 
 class EraseMixin(StoreCore):

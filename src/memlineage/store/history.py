@@ -10,88 +10,21 @@ It also catches the detection job up on subjects an append left unchecked.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from memlineage.errors import NotFound
-from memlineage.model import Alias, Artifact, Clock, Event, Operation
+from memlineage.model import Alias, Artifact, Clock
 from memlineage.raw.ingest import utc_now
 from memlineage.store.detect import DetectionMixin
+from memlineage.store.protocol import (
+    AliasSwitch,
+    ErasureRecord,
+    StatusChange,
+    SubjectHistory,
+    Swept,
+)
 from memlineage.store.reader import SqlReader
 from memlineage.store.sql import Tx
-
-
-@dataclass(frozen=True)
-class StatusChange:
-    status: str
-    reason: str | None
-    at: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "reason": self.reason, "at": self.at}
-
-
-@dataclass(frozen=True)
-class AliasSwitch:
-    switch_no: int
-    artifact_id: str
-    source_epoch: int
-    covers_through: int
-    switched_at: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "switch_no": self.switch_no,
-            "artifact_id": self.artifact_id,
-            "source_epoch": self.source_epoch,
-            "covers_through": self.covers_through,
-            "switched_at": self.switched_at,
-        }
-
-
-@dataclass(frozen=True)
-class ErasureRecord:
-    event_id: str
-    op_seq: int
-    erased_by: str
-    reason: str
-    erased_at: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "event_id": self.event_id,
-            "op_seq": self.op_seq,
-            "erased_by": self.erased_by,
-            "reason": self.reason,
-            "erased_at": self.erased_at,
-        }
-
-
-@dataclass(frozen=True)
-class SubjectHistory:
-    """Everything one subject holds, read in one snapshot."""
-
-    subject: str
-    clock: Clock
-    alias: Alias
-    events: tuple[Event, ...]
-    operations: tuple[Operation, ...]
-    artifacts: tuple[Artifact, ...]
-    statuses: dict[str, tuple[StatusChange, ...]] = field(default_factory=dict)
-    switches: tuple[AliasSwitch, ...] = ()
-    erasures: tuple[ErasureRecord, ...] = ()
-    edges: tuple[tuple[str, str], ...] = ()  # (parent, child)
-
-
-@dataclass(frozen=True)
-class Swept:
-    subject: str
-    artifact_id: str
-    reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"subject": self.subject, "artifact_id": self.artifact_id, "reason": self.reason}
 
 
 class HistoryMixin(DetectionMixin):

@@ -12,8 +12,6 @@ version each subject has); nothing locks two subjects at once.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from memlineage.errors import BadInput
@@ -24,68 +22,16 @@ from memlineage.meaning.policy import (
     TRUST,
     TemporalPolicy,
     VersionedTrust,
-    versioned_json,
 )
 from memlineage.model import Operation, OpKind
 from memlineage.progress import Advance
 from memlineage.raw.ingest import utc_now
 from memlineage.raw.validity import source_state
 from memlineage.store.core import StoreCore
-from memlineage.store.protocol import OpResult
+from memlineage.store.protocol import OpResult, PolicyVersion, Rollout
 from memlineage.store.reader import SqlReader
 from memlineage.store.rows import dumps
 from memlineage.store.sql import Tx
-
-
-@dataclass(frozen=True)
-class PolicyVersion:
-    """One stored version of a tenant policy."""
-
-    name: str
-    version: int
-    body: dict[str, Any]
-    reason: str | None
-    recorded_at: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "version": self.version,
-            "body": self.body,
-            "reason": self.reason,
-            "recorded_at": self.recorded_at,
-        }
-
-
-@dataclass(frozen=True)
-class Rollout:
-    """Progress of a trust policy version over the tenant's subjects."""
-
-    version: int
-    applied: tuple[str, ...] = ()  # subjects that took the version in this call
-    affected: tuple[OpResult, ...] = ()  # of those, the ones whose validity changed
-    remaining: int = 0  # subjects still on an older version
-    stale: tuple[str, ...] = field(default=())
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "applied": list(self.applied),
-            "affected": [
-                {"subject": r.subject, "epoch": r.epoch, "stale": list(r.stale)}
-                for r in self.affected
-            ],
-            "remaining": self.remaining,
-        }
-
-
-def trust_change_json(stored: VersionedTrust, rounds: Sequence[Rollout]) -> dict[str, Any]:
-    """A new trust policy version and its rollout, as ``policy trust --json`` prints it."""
-    return {
-        **versioned_json(stored),
-        "batches": [r.to_json() for r in rounds],
-        "remaining": rounds[-1].remaining,
-    }
 
 
 class PoliciesMixin(StoreCore):

@@ -1,4 +1,9 @@
-"""The storage seam: a handful of methods every backend implements.
+"""The storage seam: everything the domain asks of a store, and what it returns.
+
+``Store`` is composed of small protocols, one per concern (reads, the raw
+layer's writes, detection, policies, histories and erasure, jobs, release,
+keys, evaluation runs); a backend implements all of them, and nothing outside
+``store/`` asks which backend or class it has.
 
 Writes are whole transactions that follow I7 (the subject's clock row lock is
 the first statement). Reads go through a ``Reader``: one consistent snapshot
@@ -9,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from memlineage.meaning.policy import TemporalPolicy, VersionedTrust, versioned_json
 from memlineage.model import Alias, Artifact, Clock, Event, NewEvent, Operation, SwitchResult
-from memlineage.progress import Progress
+from memlineage.progress import Advance, Progress
 from memlineage.raw.validity import TrustPolicy
 from memlineage.store.search import Match
 
@@ -71,6 +77,197 @@ class StoredKinds:
     kinds: dict[int, tuple[str, ...]]  # seq -> the event's distinct item kinds
 
 
+# -- what the validity operations return (the raw layer's detection, erasure, policies,
+# and the histories that audit and lineage read) --
+
+
+@dataclass(frozen=True)
+class DetectedConflict:
+    """One conflict the detection job recorded, and what the temporal policy made of it."""
+
+    conflict_id: str
+    a: str
+    b: str
+    key: str
+    rule: str
+    kind: str
+    resolution: str  # 'keep' or the resolution's rule name
+    winner: str | None
+    stale: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "conflict_id": self.conflict_id,
+            "a": self.a,
+            "b": self.b,
+            "key": self.key,
+            "rule": self.rule,
+            "kind": self.kind,
+            "resolution": self.resolution,
+            "winner": self.winner,
+            "stale": list(self.stale),
+        }
+
+
+@dataclass(frozen=True)
+class Detection:
+    subject: str
+    detected_through: int
+    conflicts: tuple[DetectedConflict, ...] = ()  # recorded by this run
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "detected_through": self.detected_through,
+            "conflicts": [c.to_json() for c in self.conflicts],
+        }
+
+
+@dataclass(frozen=True)
+class Erased:
+    event_id: str
+    subject: str
+    epoch: int
+    changed: bool
+    stale: tuple[str, ...] = ()
+    scrubbed: tuple[str, ...] = ()  # artifacts whose stored rows held a copy
+    purged: bool = False  # the backend confirmed old row versions are gone from its files
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event_id": self.event_id,
+            "subject": self.subject,
+            "epoch": self.epoch,
+            "changed": self.changed,
+            "stale": list(self.stale),
+            "scrubbed": list(self.scrubbed),
+            "purged": self.purged,
+        }
+
+
+@dataclass(frozen=True)
+class StatusChange:
+    status: str
+    reason: str | None
+    at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "reason": self.reason, "at": self.at}
+
+
+@dataclass(frozen=True)
+class AliasSwitch:
+    switch_no: int
+    artifact_id: str
+    source_epoch: int
+    covers_through: int
+    switched_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "switch_no": self.switch_no,
+            "artifact_id": self.artifact_id,
+            "source_epoch": self.source_epoch,
+            "covers_through": self.covers_through,
+            "switched_at": self.switched_at,
+        }
+
+
+@dataclass(frozen=True)
+class ErasureRecord:
+    event_id: str
+    op_seq: int
+    erased_by: str
+    reason: str
+    erased_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event_id": self.event_id,
+            "op_seq": self.op_seq,
+            "erased_by": self.erased_by,
+            "reason": self.reason,
+            "erased_at": self.erased_at,
+        }
+
+
+@dataclass(frozen=True)
+class SubjectHistory:
+    """Everything one subject holds, read in one snapshot."""
+
+    subject: str
+    clock: Clock
+    alias: Alias
+    events: tuple[Event, ...]
+    operations: tuple[Operation, ...]
+    artifacts: tuple[Artifact, ...]
+    statuses: dict[str, tuple[StatusChange, ...]] = field(default_factory=dict)
+    switches: tuple[AliasSwitch, ...] = ()
+    erasures: tuple[ErasureRecord, ...] = ()
+    edges: tuple[tuple[str, str], ...] = ()  # (parent, child)
+
+
+@dataclass(frozen=True)
+class Swept:
+    subject: str
+    artifact_id: str
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"subject": self.subject, "artifact_id": self.artifact_id, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class PolicyVersion:
+    """One stored version of a tenant policy."""
+
+    name: str
+    version: int
+    body: dict[str, Any]
+    reason: str | None
+    recorded_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "body": self.body,
+            "reason": self.reason,
+            "recorded_at": self.recorded_at,
+        }
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """Progress of a trust policy version over the tenant's subjects."""
+
+    version: int
+    applied: tuple[str, ...] = ()  # subjects that took the version in this call
+    affected: tuple[OpResult, ...] = ()  # of those, the ones whose validity changed
+    remaining: int = 0  # subjects still on an older version
+    stale: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "applied": list(self.applied),
+            "affected": [
+                {"subject": r.subject, "epoch": r.epoch, "stale": list(r.stale)}
+                for r in self.affected
+            ],
+            "remaining": self.remaining,
+        }
+
+
+def trust_change_json(stored: VersionedTrust, rounds: Sequence[Rollout]) -> dict[str, Any]:
+    """A new trust policy version and its rollout, as ``policy trust --json`` prints it."""
+    return {
+        **versioned_json(stored),
+        "batches": [r.to_json() for r in rounds],
+        "remaining": rounds[-1].remaining,
+    }
+
+
 class Reader(Protocol):
     def head(self, subject: str) -> Head | None: ...
     def events(
@@ -117,6 +314,7 @@ class ReleaseStore(Protocol):
     def release_state(self, tenant: str) -> tuple[str, int | None, int | None]: ...
     def set_release_mode(self, tenant: str, mode: str) -> bool: ...
     def add_generator_config(self, tenant: str, config: dict[str, Any]) -> int: ...
+    def seed_generator_config(self, tenant: str, config: dict[str, Any]) -> int | None: ...
     def generator_configs(self, tenant: str) -> list[tuple[int, dict[str, Any], str]]: ...
     def activate_config(self, tenant: str, version: int | None, action: str) -> int | None: ...
     def release_log(self, tenant: str) -> list[tuple[str, str, dict[str, Any]]]: ...
@@ -202,7 +400,57 @@ class JobStore(Protocol):
     def set_tail_threshold(self, tenant: str, threshold: int) -> None: ...
 
 
-class Store(JobStore, KeyStore, EvalStore, ReleaseStore, Protocol):
+class DetectionStore(Protocol):
+    """Contradictions over time (store/detect.py): the detection job and dismissal."""
+
+    def detect_conflicts(
+        self, tenant: str, subject: str, checked: Advance | None = None
+    ) -> Detection: ...
+    def dismiss_conflict(
+        self, tenant: str, conflict_id: str, reason: str | None = None
+    ) -> OpResult: ...
+    def pending_detection(self, tenant: str) -> list[str]: ...
+
+
+class PolicyStore(Protocol):
+    """Per-tenant temporal and trust policies, versioned, rolled out per subject."""
+
+    def policy_history(self, tenant: str, name: str | None = None) -> list[PolicyVersion]: ...
+    def temporal_policy(self, tenant: str) -> TemporalPolicy: ...
+    def trust_policy(self, tenant: str) -> VersionedTrust: ...
+    def set_temporal_policy(
+        self, tenant: str, policy: TemporalPolicy, reason: str | None = None
+    ) -> TemporalPolicy: ...
+    def set_trust_policy(
+        self, tenant: str, trust: VersionedTrust, reason: str | None = None
+    ) -> VersionedTrust: ...
+    def roll_out_trust_policy(
+        self, tenant: str, batch: int = 100, done: Advance | None = None
+    ) -> Rollout: ...
+    def trust_rollout_pending(self, tenant: str, version: int | None = None) -> int: ...
+
+
+class HistoryStore(Protocol):
+    """What audit, lineage and ``why`` read; erasure; the sweep of orphaned candidates."""
+
+    def subject_history(self, tenant: str, subject: str) -> SubjectHistory: ...
+    def artifact_history(self, tenant: str, artifact_id: str) -> SubjectHistory: ...
+    def erase(self, tenant: str, event_id: str, reason: str, erased_by: str) -> Erased: ...
+    def sweep(self, tenant: str, older_than: float | None = None) -> list[Swept]: ...
+
+
+class Store(
+    DetectionStore,
+    PolicyStore,
+    HistoryStore,
+    JobStore,
+    KeyStore,
+    EvalStore,
+    ReleaseStore,
+    Protocol,
+):
+    """Everything the domain asks of a store; ``open_store`` returns one."""
+
     url: str
     policy: TrustPolicy
 

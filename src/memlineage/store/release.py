@@ -78,6 +78,30 @@ class ReleaseMixin(StoreCore):
             self._log_release(tx, tenant, "config", {"version": version, "config": config})
             return version
 
+    def seed_generator_config(self, tenant: str, config: dict[str, Any]) -> int | None:
+        """Store ``config`` as version 1 and make it active, only while the tenant has no
+        configuration at all; returns 1, or None when one was stored already.
+
+        One transaction: of two processes seeding at once, one inserts version 1 and
+        the other's insert does nothing (versions start at 1 and are never deleted)."""
+        with self._write() as tx:
+            inserted = tx.count(
+                "INSERT INTO generator_configs (tenant, version, config, created_at)"
+                " VALUES (?, 1, ?, ?) ON CONFLICT DO NOTHING",
+                (tenant, dumps(config), utc_now()),
+            )
+            if inserted != 1:
+                return None
+            self._log_release(tx, tenant, "config", {"version": 1, "config": config})
+            self._ensure_release_row(tx, tenant)
+            tx.execute(
+                "UPDATE release_state SET active_config = 1, updated_at = ?"
+                " WHERE tenant = ? AND active_config IS NULL",
+                (utc_now(), tenant),
+            )
+            self._log_release(tx, tenant, "seed", {"from": None, "to": 1})
+            return 1
+
     def generator_configs(self, tenant: str) -> list[tuple[int, dict[str, Any], str]]:
         """(version, configuration, created_at) of every version, oldest first."""
         with self._read() as tx:

@@ -13,9 +13,14 @@ The file is ``$MEMLINEAGE_CONFIG``, else ``./memlineage.toml`` when it exists::
     model = "gpt-4o-mini"
     base_url = "https://api.openai.com/v1"
 
-Precedence, field by field: the command line, then the tenant's table, then
-``[generator]``. The API key is read from ``MEMLINEAGE_OPENAI_API_KEY``, else
-``OPENAI_API_KEY``, else ``api_key`` in the file; it is never shown.
+The file seeds a tenant's stored, versioned configuration (operations/release.py):
+a tenant with none stored records the file's settings as version 1 at its first
+consolidation, and from then on the stored version is what it consolidates with.
+``resolve`` reads the file (and one-off overrides from the command line, field by
+field over the tenant's table, over ``[generator]``); ``stored_settings`` builds
+the settings of a stored version. The API key is read from
+``MEMLINEAGE_OPENAI_API_KEY``, else ``OPENAI_API_KEY``, else ``api_key`` in the
+file; it is never shown and never stored.
 """
 
 from __future__ import annotations
@@ -94,6 +99,20 @@ def read_config(path: Path) -> dict[str, Any]:
         raise BadInput(f"{path}: {exc}", field="config") from None
 
 
+def file_settings(
+    tenant: str, config: str | os.PathLike[str] | None = None
+) -> tuple[dict[str, Any], str | None]:
+    """The file's settings for ``tenant`` (``[generator]``, then its own table over it)
+    as written, and the file's path; ({}, None) without a file."""
+    path = config_path(config)
+    doc = read_config(path) if path is not None else {}
+    merged = _table(doc, "generator", "generator")
+    tenants = _table(doc, "tenants", "tenants")
+    tenant_table = _table(_table(tenants, tenant, f"tenants.{tenant}"), "generator",
+                          f"tenants.{tenant}.generator")  # fmt: skip
+    return {**merged, **tenant_table}, str(path) if path is not None else None
+
+
 def resolve(
     tenant: str,
     *,
@@ -104,24 +123,64 @@ def resolve(
     environ: Mapping[str, str] | None = None,
 ) -> GeneratorSettings:
     """The generator settings of ``tenant``: file, tenant table, then the given overrides."""
-    path = config_path(config)
-    doc = read_config(path) if path is not None else {}
-    merged = _table(doc, "generator", "generator")
-    tenants = _table(doc, "tenants", "tenants")
-    tenant_table = _table(_table(tenants, tenant, f"tenants.{tenant}"), "generator",
-                          f"tenants.{tenant}.generator")  # fmt: skip
-    merged = {**merged, **tenant_table}
+    merged, source = file_settings(tenant, config)
     overrides = {"name": generator, "base_url": base_url, "model": model}
     merged.update({k: v for k, v in overrides.items() if v is not None})
+    return settings_from(merged, source, environ)
+
+
+def settings_from(
+    values: Mapping[str, Any], source: str | None, environ: Mapping[str, str] | None = None
+) -> GeneratorSettings:
+    """Settings as a file's table spells them (``name`` and the model's fields), checked."""
+    merged = dict(values)
     implied = "openai" if merged.get("model") or merged.get("base_url") else "deterministic"
     name = merged.pop("name", None) or implied
-    source = str(path) if path is not None else None
     if name not in GENERATORS:
         raise BadInput(f"unknown generator {name!r}; one of {', '.join(GENERATORS)}",
                        field="generator")  # fmt: skip
     if name == "deterministic":
         return GeneratorSettings("deterministic", None, source)
     return GeneratorSettings("openai", _openai_config(merged, environ), source)
+
+
+def seed_config(tenant: str, config: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
+    """What the file records as a tenant's first stored configuration, checked first;
+    None when it configures nothing for the tenant. The API key is left out."""
+    values, source = file_settings(tenant, config)
+    if not values:
+        return None
+    name = settings_from(values, source, environ={}).name  # bad input: refused, nothing stored
+    if name == "deterministic":
+        return {"generator": name}
+    return {"generator": name, **{k: v for k, v in values.items() if k not in ("name", "api_key")}}
+
+
+def stored_settings(
+    config: Mapping[str, Any], tenant: str, environ: Mapping[str, str] | None = None
+) -> GeneratorSettings:
+    """The settings of a stored configuration (see ``check_stored``). The API key is never
+    stored: it comes from the environment, else the file's ``api_key``."""
+    values = _stored_values(config)
+    if values["name"] == "openai" and api_key_from_environment(environ) is None:
+        file_key = file_settings(tenant)[0].get("api_key")
+        if file_key is not None:
+            values["api_key"] = file_key
+    return settings_from(values, None, environ)
+
+
+def check_stored(config: Mapping[str, Any]) -> None:
+    """BadInput unless ``config`` is a configuration to store: ``generator`` names the
+    generator, the model's settings are well typed, no API key; other keys (``prompt``,
+    ``selector``) are labels."""
+    settings_from(_stored_values(config), None, environ={})
+
+
+def _stored_values(config: Mapping[str, Any]) -> dict[str, Any]:
+    if "api_key" in config:
+        raise BadInput("is never stored: set MEMLINEAGE_OPENAI_API_KEY", field="api_key")
+    values = {k: v for k, v in config.items() if k in _OPENAI_FIELDS}
+    return {"name": config.get("generator"), **values}
 
 
 def make_generator(settings: GeneratorSettings) -> Generator:

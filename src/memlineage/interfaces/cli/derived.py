@@ -48,9 +48,11 @@ def consolidate(
     if every == bool(subjects):
         raise click.UsageError("name SUBJECT... or give --all, not both")
     with memory(create=False) as mem:  # nothing to consolidate in a database not there
-        generator = mem.generator(
-            generator_name, base_url=base_url, model=model, config=config_path
-        )
+        generator = None  # the tenant's stored configuration, unless a flag asks for a one-off
+        if any(v is not None for v in (generator_name, base_url, model, config_path)):
+            generator = mem.generator(
+                generator_name, base_url=base_url, model=model, config=config_path
+            )
         if len(subjects) == 1:
             result = mem.consolidate(subjects[0], generator, force=force, budget=budget)
             return Report(_document(result), _line(result), _code(result.artifact.gate.passed))

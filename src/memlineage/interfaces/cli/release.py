@@ -10,7 +10,7 @@ import click
 
 from memlineage.interfaces.cli.app import Report, global_options, memory, reporting, root, settings
 from memlineage.interfaces.cli.progress import progress_bars
-from memlineage.operations.release import configs_json
+from memlineage.operations.release import configs_json, rollout_config
 
 
 def _group(name: str, example: str, help_: str) -> click.Group:
@@ -53,15 +53,25 @@ def release_mode(mode: str | None) -> Report:
 @subcommand(
     release, "rollout", "memlineage release rollout --generator openai --model m --base-url URL"
 )
-@click.option("--generator", "name", required=True, type=click.Choice(["deterministic", "openai"]))
+@click.option("--generator", "name", type=click.Choice(["deterministic", "openai"]))
 @click.option("--model", help="the model name (openai)")
 @click.option("--base-url", help="the OpenAI-compatible endpoint (openai)")
-def release_rollout(name: str, model: str | None, base_url: str | None) -> Report:
-    """Add a generator configuration version and make it active (the old one is the fallback)."""
-    config = {"generator": name, **({"model": model} if model else {})}
-    if base_url:
-        config["base_url"] = base_url
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="roll out this file's settings for the tenant (without --generator:"
+    " $MEMLINEAGE_CONFIG or ./memlineage.toml)",
+)
+def release_rollout(
+    name: str | None, model: str | None, base_url: str | None, config_path: str | None
+) -> Report:
+    """Add a generator configuration version and make it active (the old one is the fallback).
+
+    Without --generator, the configuration file's settings for the tenant (the API
+    key is never stored); the flags override them."""
     with memory() as mem:
+        config = rollout_config(mem.tenant, name, base_url, model, config_path)
         version = mem.rollout(config)
     return Report({"version": version, "config": config}, f"configuration {version} is active")
 
@@ -73,7 +83,12 @@ def release_configs() -> Report:
         found = mem.configs()
     doc = configs_json(found)
     text = "\n".join(f"{v}  {json.dumps(c)}  {at}" for v, c, at in found)
-    return Report(doc, text or "no configurations: the built-in generator is used")
+    return Report(
+        doc,
+        text
+        or "no configurations stored: the first consolidation records the configuration"
+        " file's settings as version 1; without a file, the built-in generator is used",
+    )
 
 
 @subcommand(release, "fail", "memlineage release fail acme")

@@ -19,7 +19,7 @@ from memlineage.meaning.policy import (
     versioned_json,
 )
 from memlineage.model import TRUST_LEVELS
-from memlineage.store.policies import trust_change_json
+from memlineage.store.protocol import trust_change_json
 
 
 @command("erase", "memlineage erase m-2 --reason 'GDPR request #812' --by dpo@example.com")

@@ -27,6 +27,7 @@ from memlineage.interfaces.http.limits import BodyLimit
 from memlineage.interfaces.http.review import review_router
 from memlineage.interfaces.http.routes import ROUTERS
 from memlineage.store import open_store
+from memlineage.store.protocol import Store
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 
@@ -61,7 +62,7 @@ async def on_invalid(_request: Request, exc: RequestValidationError) -> JSONResp
 
 def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -> Any:
     """The service over the store at ``db`` (the same URLs as ``--db``)."""
-    store = open_store(db)
+    store: Store = open_store(db)
     app = FastAPI(
         title="memlineage",
         version=__version__,

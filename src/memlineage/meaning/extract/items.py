@@ -64,7 +64,7 @@ def extract_items(events: Sequence[Event], conflicts: Sequence[Conflict] = ()) -
 #: (store/detect.py, docs/recall.md). Bump it with any change in this package or in
 #: meaning/values.py that may change the kinds of an event's items: stored kinds of
 #: another version are ignored by recall and rebuilt by the detection job.
-RULES_VERSION = 2  # 2: event_kinds also marks open items (OPEN_ITEM)
+RULES_VERSION = 3  # 2: event_kinds marks open items (OPEN_ITEM); 3: "remind me why" is not one
 
 #: The mark event_kinds adds for an open item (an event expected_open_items keeps
 #: open); it is not an item kind. Recall reads it with the stored kinds instead of

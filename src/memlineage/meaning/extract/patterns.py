@@ -229,7 +229,9 @@ DECISION = re.compile(
 )
 OPEN_MARKERS = re.compile(
     r"\b(?:TODO|TBD|FIXME)\b|\bto-?do:|\bstill\s+(?:need|needs|have|has)\s+to\b|\bopen\s+question"
-    r"|\bfollow[\s-]?up\b|\baction\s+item|\bpending\b|\bremind\s+me\b|\byet\s+to\b"
+    r"|\bfollow[\s-]?up\b|\baction\s+item|\bpending\b|\byet\s+to\b"
+    # "remind me to call", not "moments like these remind me why ..."
+    r"|\bremind\s+me\b(?!\s+(?:of|why|how|that|what|when|so|just)\b)"
     r"|\bnot\s+(?:yet\s+)?(?:done|finished|resolved|decided)\b|\bunresolved\b|\boutstanding\b",
     re.IGNORECASE,
 )

@@ -21,7 +21,7 @@ from memlineage.interfaces.http.schemas import (
     TrustPolicyIn,
 )
 from memlineage.meaning.policy import versioned_json
-from memlineage.store.policies import trust_change_json
+from memlineage.store.protocol import trust_change_json
 
 router = APIRouter()
 

@@ -1,0 +1,288 @@
+"""Binding events: what an agent acts against if it does not see it. Pure, no I/O.
+
+An event binds when it states (docs/concepts.md, "Binding events"):
+
+- ``rule``: an instruction or rule for whoever acts: a sentence that opens with
+  an imperative ("Never deploy on Fridays.", "Please don't email me after 9 pm.",
+  "Keep my answers in British English.", "Make sure ...") or a limit stated
+  with a modal of obligation ("The budget must not exceed 4,500 EUR.");
+- ``scope``: a permission given or withdrawn (a ``scope`` item of the extractor);
+- ``aversion``: the speaker's own, present aversion or restriction ("I hate
+  cilantro.", "I'm allergic to peanuts.", "I don't eat pork.", "I'm vegan.");
+- ``preference``: the speaker's own stated preference ("I prefer window seats.",
+  "I'd rather meet in the afternoon.");
+- ``open``: an open item (a task, "remind me to", "TODO", "still need to").
+
+Both sides of an unresolved conflict bind too; the caller knows those.
+
+What does not bind, by design, because it would crowd every budget on chat text
+while no agent acts against it: a question ("Should I keep sending the digest?"),
+someone else's preference as reported ("Bob said he hates sushi"), affection and
+hobbies ("I love that!", "I love painting"), habits and feelings told with
+"always" ("my friends always make me happy"), chat idioms ("Don't worry",
+"Don't give up"), quotations, and what the speaker no longer holds ("I used to
+hate mornings", "... Not anymore."). Narrative negations, numbers, dates and ids
+are kept exactly wherever they are shown, but they are ranked, not forced.
+
+Hand-written patterns, as for extraction: measured on a labelled case set
+(tests/data/binding_cases.jsonl, a tuning half and a holdout half written first).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+from memlineage.meaning import extract
+from memlineage.meaning.extract import is_open_item, split_sentences
+from memlineage.model import Event, Item
+
+CONFLICT_SIDE = "conflict side"
+RULE = "constraint"
+SCOPE = "permission scope"
+AVERSION = "aversion"
+PREFERENCE = "preference"
+OPEN = "open item"
+#: every reason, strongest first (the order binding_reasons reports them in)
+REASONS = (CONFLICT_SIDE, RULE, SCOPE, AVERSION, PREFERENCE, OPEN)
+#: the mark :func:`event_kinds` adds for an event that binds by its own text and items
+#: (not by the caller's sets); stored with the item kinds, so recall never re-reads it
+BINDING_MARK = "binding"
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: a chat line that names its speaker first: "Caroline: ..."
+SPEAKER_PREFIX = re.compile(r"^\s*[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}:\s+")
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
+_APOSTROPHE = str.maketrans({"’": "'"})
+
+# Imperatives that open a sentence. ``always`` and ``only`` need a verb after them
+# ("Always cc Anna", not "Always a pleasure"), checked by _NOT_A_VERB.
+_PROHIBITION = re.compile(
+    r"^(?:please\s+)?(?:(?P<word>never|always|only)|don't|do not|dont|stop|avoid|"
+    r"make sure|be sure to|remember to|don't forget to|do not forget to)\b\s*(?P<next>[\w']*)",
+    re.IGNORECASE,
+)
+# Instructions that open with a plain verb: the verbs an agent is asked to act with.
+_INSTRUCTION_VERBS = _words(
+    """
+    keep use send reply answer respond write order book call email text remind schedule
+    cc bcc include add skip check ask tell format put set cancel renew buy pay bring mention
+    limit file forward save store delete share post notify alert water feed lock turn
+    """
+)
+# Chat idioms that open like an instruction but ask nothing of the agent.
+_IDIOMS = re.compile(
+    r"^(?:please\s+)?(?:don't|do not|dont|never)\s+(?:worry|give up|hesitate|mind|be (?:sorry|"
+    r"afraid|shy|too hard|so hard)|stop (?:believing|dreaming|trying|chasing|learning)|"
+    r"forget (?:it|that)\b|let\b|lose\b|miss a\b|forget to (?:take|have|enjoy|relax)\b|"
+    r"know\b|feel\b|think\b|care\b|quit\b|forget the\b)"
+    r"|^stay\b|^keep\s+(?!my\b|the\b|all\b|every\b|each\b|replies\b|answers\b|responses\b|"
+    r"emails\b|messages\b|it (?:short|brief)\b|\w+s? (?:under|below|within|above|to)\b)"
+    r"|^check\s+(?:\w+\s+){0,4}?out\b|^check it\b"
+    r"|^(?:take|call)\s+it\b|^(?:turn|put)\s+(?:it|that)\b|^check (?:this|these|that)\b"
+    r"|^(?:ask|tell)\s+(?:me|us)\b|^(?:add|send)\s+(?:me|some|us)\s+(?:pics|photos|pictures)\b"
+    r"|^stop\s+(?:talking|it|that|being|worrying)\b",
+    re.IGNORECASE,
+)
+_NOT_A_VERB = _words(
+    """
+    a an the so such great good nice fun there here been being my your our his her their
+    more happy glad lovely amazing awesome wonderful cool exciting interesting pleasure
+    up on in at for with ready down about around into looking love like enjoy
+    """
+)
+# "Never tried it", "Never had a chance": a past form after "never" tells, it does not ask.
+_PAST_FORMS = _words(
+    """
+    had done been seen gone heard thought felt knew known met made got gotten went ate eaten
+    took taken saw said told found left lost gave given came come
+    """
+)
+# Advice to the other person of a chat ("Make sure to take some time for yourself"):
+# an instruction that speaks to "you" asks the listener, not whoever acts for the speaker.
+_TO_THE_LISTENER = re.compile(r"\b(?:you|your|yourself|yourselves|you're|you'll)\b", re.I)
+# A limit stated with a modal of obligation, whoever its grammatical subject.
+_MODAL_RULE = re.compile(
+    r"\b(?:(?:nobody|no one|only [\w-]+(?: [\w-]+)?) (?:may|can)|must not|mustn't|must never|"
+    r"may not|may only|"
+    r"cannot exceed|can't exceed|must not exceed|is not allowed|isn't allowed|are not allowed|"
+    r"aren't allowed|not allowed to|is forbidden|are forbidden|is prohibited|are prohibited|"
+    r"no more than|never more than|need(?:s)? (?:\w+ )?approvals?|requires? (?:\w+ )?approvals?)\b",
+    re.IGNORECASE,
+)
+
+_I = r"(?:i|i'm|i am|i've|i have|we|we're|we are)"
+_ADVERBS = r"(?:\s+(?:really|just|absolutely|honestly|still|truly|totally|so|also|strictly|do))*"
+_AVERSION = re.compile(
+    rf"\b{_I}{_ADVERBS}\s+(?:hate|dislike|detest|loathe|can't stand|cannot stand|can not stand|"
+    r"don't like|do not like|don't eat|do not eat|don't drink|do not drink|never eat|never drink|"
+    r"can't eat|cannot eat|can't have|cannot have|avoid|am not a fan of|'m not a fan of|"
+    r"allergic to|am allergic|intolerant|vegan|vegetarian|gluten-free|lactose)\b",
+    re.IGNORECASE,
+)
+_PREFERENCE = re.compile(
+    rf"\b{_I}{_ADVERBS}\s+(?:prefer|would rather|would prefer)\b|\b(?:i|we)'d (?:rather|prefer)\b"
+    r"|^(?:please\s+)?(?:call|address) me\b",
+    re.IGNORECASE,
+)
+# What the speaker no longer holds, or held only in the past.
+_NOT_NOW = re.compile(
+    r"\bused to\b|\bnot anymore\b|\bno longer\b|\banymore\b|\b(?:hated|disliked|preferred)\b",
+    re.IGNORECASE,
+)
+
+
+# What makes an extracted constraint a rule for whoever acts, not a habit, a guess or advice.
+_HABIT_ONLY = re.compile(r"\balways\b", re.I)
+_OBLIGATION = re.compile(
+    r"\b(?:must|mustn't|never|need(?:s)? to|ha(?:ve|s) to|should|shouldn't|can't|cannot|"
+    r"only|required|requires?|limit(?:ed)?|at least|at most|no more than|max(?:imum)?|"
+    r"capped|due|don't|do not|not allowed|may(?: not)?|exceed)\b",
+    re.I,
+)
+_GUESS = re.compile(
+    r"\bmust(?:'ve| have)?\s+(?:been|be|feel|seem|sound|look|have)\b(?:\s+\w+){0,3}?\s+"
+    r"(?:so|really|very|such|amazing|awesome|great|fun|nice|hard|tough|cool|rewarding|"
+    r"exciting|incredible|special|wonderful|beautiful|lovely|scary|tiring|fulfilling|"
+    r"satisfying|powerful|meaningful|relaxing|a\b|an\b)",
+    re.I,
+)
+_SUGGESTION = re.compile(
+    r"\b(?:you|we|u)\s+(?:really\s+|totally\s+|definitely\s+)?should\b(?!n't| not| never)", re.I
+)
+_CHAT_SAYING = re.compile(r"\bha(?:ve|d) to (?:say|admit|agree|laugh|thank|tell you)\b", re.I)
+# Told, planned or predicted rather than required: "I had to", "I need to try that",
+# "should be fun", "never tried", "I only work in the studio".
+_NOT_REQUIRED = re.compile(
+    r"\b(?:had|needed) to\b|\bi\s+(?:really\s+)?(?:need|have|got|should|gotta)\s+(?:to\s+)?"
+    r"(?:try|check|get|go|do|find|see|make|start|learn|read|watch|take|give|keep|look|show|"
+    r"visit|come|tell|thank|say|admit|think)\b|\bshould (?:be|help|make|give|get|work)\b"
+    r"|\bnever (?:\w+ed|\w+s|had|done|been|seen|gone|heard|thought|felt|knew|met|made|got|"
+    r"forget|stop|give|too)\b|\bi (?:\w+ )?only\b|\bonly (?:\$|\d|a |one |the best)"
+    r"|\bmust(?:'ve| have)?\s+(?:love|like|enjoy|make|mean|miss|know|think|feel|get|keep)\b"
+    r"|(?:'ll|will|would|'d) (?:\w+ )?(?:have|need) to\b",
+    re.I,
+)
+
+
+def _rule_clause(clause: str) -> bool:
+    """An extracted constraint that states a rule (not "always" alone, a guess or advice)."""
+    text = SPEAKER_PREFIX.sub("", clause, count=1).translate(_APOSTROPHE).strip()
+    if not text or text.endswith("?") or _IDIOMS.search(text):
+        return False
+    if _HABIT_ONLY.search(text) and not _OBLIGATION.search(text):
+        return False
+    rule_modal = r"\b(?:must|may|cannot|can't|shouldn't|should not|should never)\b"
+    if _TO_THE_LISTENER.search(text) and not re.search(rule_modal, text, re.I):
+        return False  # advice to the other person of a chat
+    return not (
+        _GUESS.search(text)
+        or _SUGGESTION.search(text)
+        or _CHAT_SAYING.search(text)
+        or _NOT_REQUIRED.search(text)
+    )
+
+
+def binding_reasons(
+    event: Event,
+    items: Sequence[Item],
+    *,
+    open_items: Collection[str] | None = None,
+    conflict_sides: Collection[str] = (),
+) -> tuple[str, ...]:
+    """Why ``event`` binds, strongest first (:data:`REASONS`); ``()`` when it does not.
+
+    ``items`` are the event's must-preserve items (others' are ignored);
+    ``open_items`` the ids of the selection's open items (by default the event
+    is asked itself) and ``conflict_sides`` the ids of unresolved conflicts' sides.
+    """
+    found: set[str] = set()
+    own = [item for item in items if item.source == event.id]
+    if event.id in conflict_sides:
+        found.add(CONFLICT_SIDE)
+    if any(item.kind == "scope" for item in own):
+        found.add(SCOPE)
+    if any(item.kind == "constraint" and _rule_clause(item.clause) for item in own):
+        found.add(RULE)
+    if event.id in open_items if open_items is not None else is_open_item(event):
+        found.add(OPEN)
+    if event.kind == "preference":
+        found.add(PREFERENCE)  # the writer said so
+    text = SPEAKER_PREFIX.sub("", event.text, count=1).translate(_APOSTROPHE)
+    not_now = _NOT_NOW.search(text) is not None
+    for sentence in split_sentences(_QUOTED.sub('""', text)):
+        found.update(sentence_reasons(sentence, not_now=not_now))
+    if event.kind == "constraint":
+        found.add(RULE)  # the writer said so
+    return tuple(r for r in REASONS if r in found)
+
+
+def event_kinds(event: Event) -> tuple[str, ...]:
+    """``extract.event_kinds`` plus :data:`BINDING_MARK` when the event binds, sorted:
+    what the detection job stores of an event and recall reads back."""
+    kinds = set(extract.event_kinds(event))
+    if is_binding(event, extract.cached_event_items(event)):
+        kinds.add(BINDING_MARK)
+    return tuple(sorted(kinds))
+
+
+def may_bind(kinds: Collection[str]) -> bool:
+    """Whether an event with these stored kinds (:func:`event_kinds`) binds by itself."""
+    return BINDING_MARK in kinds
+
+
+def is_binding(
+    event: Event,
+    items: Sequence[Item],
+    *,
+    open_items: Collection[str] | None = None,
+    conflict_sides: Collection[str] = (),
+) -> bool:
+    """``binding_reasons`` is not empty."""
+    return bool(binding_reasons(event, items, open_items=open_items, conflict_sides=conflict_sides))
+
+
+def sentence_reasons(sentence: str, *, not_now: bool = False) -> set[str]:
+    """The reasons one sentence gives (no speaker prefix; apostrophes straight)."""
+    body = sentence.strip()
+    if not body or body.endswith("?"):
+        return set()  # a question asks; it binds nobody
+    reasons = set()
+    if _is_instruction(body):
+        reasons.add(RULE)
+    if _MODAL_RULE.search(body):
+        reasons.add(RULE)
+    if not not_now and _AVERSION.search(body):
+        reasons.add(AVERSION)
+    if not not_now and _PREFERENCE.search(body):
+        reasons.add(PREFERENCE)
+    return reasons
+
+
+_CONDITION = re.compile(r"^(?:if|when|whenever|unless|before|after)\b[^,]{1,80},\s*", re.I)
+
+
+def _is_instruction(sentence: str) -> bool:
+    # A condition first ("If I'm travelling, skip that week.") leaves the instruction after it.
+    head = re.sub(
+        r"^(?:if|when|whenever|unless|before|after)\b[^,]{1,80},\s*", "", sentence, flags=re.I
+    )
+    if _IDIOMS.search(head):
+        return False
+    opening = _PROHIBITION.match(head)
+    if _TO_THE_LISTENER.search(head):
+        return False
+    if opening is not None:
+        word, following = opening.group("word"), opening.group("next").lower()
+        past = following in _PAST_FORMS or following.endswith(("ed", "ing"))
+        return not (word and (not following or following in _NOT_A_VERB or past))
+    first = re.match(r"(?:please\s+)?([A-Za-z]+)\b", head)
+    return (
+        first is not None
+        and first.group(1).lower() in _INSTRUCTION_VERBS
+        and (first.group(0)[0].isupper())
+    )

@@ -28,6 +28,7 @@ from memlineage.operations import queue as job_queue
 from memlineage.operations.worker import JobReport
 from memlineage.progress import Progress, begin
 from memlineage.raw.ingest import MAX_ID_LENGTH, parse_events, utc_now
+from memlineage.raw.messages import parse_messages
 from memlineage.raw.validity import source_state
 from memlineage.recall.context import query_terms
 from memlineage.recall.read import finish, gather, ranks
@@ -136,6 +137,31 @@ class Memory:
             raise type(exc)(exc.reason, line=lines[exc.line - 1], field=exc.field) from exc
         self._detect_after_append(appended, progress)
         return appended
+
+    def add_messages(
+        self,
+        subject: str,
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        thread: str | None = None,
+        at: str | None = None,
+        lines: Sequence[int] | None = None,
+        progress: Progress | None = None,
+    ) -> list[Appended]:
+        """Append chat messages (``[{"role", "content", "name"?, "at"?}]``) as events.
+
+        Each user, assistant or tool message becomes one event of ``subject``
+        (system messages are skipped): its content verbatim, its ``name`` (else
+        its role) as the speaker, trust ``user``, ``agent`` or ``tool``. Ids are
+        derived from the subject, ``thread``, each message's position and its
+        role, name, content and time (memlineage.raw.messages), so a retried call
+        is a no-op and re-sending a whole conversation appends only what is new.
+        ``at`` (RFC 3339) is the time of the messages without their own. Every
+        message is checked before anything is stored; ``BadInput`` names
+        ``messages[i].field``. Returns what ``add`` returns, for the messages kept.
+        """
+        parsed = parse_messages(subject, messages, thread=thread, at=at, lines=lines)
+        return self.add(parsed.events, progress=progress)
 
     def extract(self, events: Iterable[Mapping[str, Any] | NewEvent]) -> list[Item]:
         """The must-preserve items of ``events`` (see :func:`must_preserve`); nothing is stored."""

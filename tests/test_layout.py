@@ -23,7 +23,6 @@ DRIVERS = ("sqlite3", "psycopg", "psycopg_pool")
 BACKENDS = tuple(f"memlineage.store.{name}" for name in ("sqlite", "postgres", "base", "core"))
 
 
-
 @functools.cache
 def modules() -> dict[str, Path]:
     """Every module of the package by dotted name (a package by its own name)."""

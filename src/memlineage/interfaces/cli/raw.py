@@ -8,10 +8,10 @@ from typing import Any
 import click
 
 from memlineage.api import must_preserve
-from memlineage.errors import BadInput
+from memlineage.errors import BadInput, NotFound
 from memlineage.interfaces.cli.app import Report, command, memory
 from memlineage.interfaces.cli.progress import progress_bars
-from memlineage.model import TRUST_LEVELS
+from memlineage.model import TRUST_LEVELS, EventState
 from memlineage.progress import Progress
 from memlineage.raw.ingest import (
     load_json,
@@ -119,6 +119,27 @@ def load_messages(lines: list[str]) -> tuple[list[Any], list[int] | None]:
             raise BadInput("must be one JSON array of messages", field="messages")
         return messages, None
     return load_jsonl(lines)
+
+
+@command("events", "memlineage events user-7   (after: memlineage conflict m-3 m-4)")
+@click.argument("subject")
+def events(subject: str) -> Report:
+    """List a subject's events with their state (valid, revoked, superseded, lost-conflict,
+    retired, quarantined, erased) and why."""
+    with memory(create=False) as mem:
+        found = mem.events(subject)
+    if not found:
+        raise NotFound(f"no subject {subject!r}: it has no events", field="subject")
+    doc = {"subject": subject, "events": [e.to_json() for e in found]}
+    return Report(doc, "\n".join(event_line(e) for e in found))
+
+
+def event_line(event: EventState) -> str:
+    """``m-3  retired  I like jazz.  (why)``: the text shortened to one line of 60."""
+    text = " ".join(event.text.split())
+    text = text if len(text) <= 60 else text[:59] + "…"
+    why = f"  ({event.why})" if event.why else ""
+    return f"{event.id}  {event.state:<13} {text}{why}"
 
 
 @command("revoke", "memlineage revoke m-2 --reason 'user withdrew it'")

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,16 @@ def server_params(db: str) -> StdioServerParameters:
         args=["-m", "memlineage", "mcp", "--db", db, "--tenant", "acme"],
         env=env,
     )
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(db: str) -> AsyncIterator[tuple[ClientSession, Any]]:
+    """A session with ``memlineage mcp`` over stdio, initialized: (session, its answer)."""
+    async with (
+        stdio_client(server_params(db)) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        yield session, await session.initialize()
 
 
 async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
@@ -117,11 +127,7 @@ def test_a_tool_error_is_reported_not_a_crash(tmp_path: Path, missing: str) -> N
 
 def test_tools_describe_every_parameter_in_plain_text(tmp_path: Path) -> None:
     async def listing() -> tuple[Any, dict[str, Any]]:
-        async with (
-            stdio_client(server_params(str(tmp_path / "m.db"))) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            init = await session.initialize()
+        async with stdio_session(str(tmp_path / "m.db")) as (session, init):
             return init, {t.name: t for t in (await session.list_tools()).tools}
 
     init, tools = anyio.run(listing)
@@ -138,11 +144,7 @@ def test_tools_describe_every_parameter_in_plain_text(tmp_path: Path) -> None:
 
 async def remember_twice_and_recall(db: str) -> dict[str, Any]:
     seen: dict[str, Any] = {}
-    async with (
-        stdio_client(server_params(db)) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
+    async with stdio_session(db) as (session, _):
         said = {"subject": "user-7", "text": "I prefer aisle seats."}
         seen["first"] = await call(session, "remember", **said)
         seen["retry"] = await call(session, "remember", **said)
@@ -153,20 +155,11 @@ async def remember_twice_and_recall(db: str) -> dict[str, Any]:
             session, "recall", subject="user-7", query="aisle seats", budget=200
         )
         seen["claims"] = await call(session, "recall", subject="user-7", include_claims=True)
-        seen["messages"] = await call(
-            session,
-            "add_messages",
-            subject="user-8",
-            messages=[{"role": "user", "content": "Call me Ada.", "name": "Ada"}],
-            thread="t-1",
-        )
-        seen["messages_again"] = await call(
-            session,
-            "add_messages",
-            subject="user-8",
-            messages=[{"role": "user", "content": "Call me Ada.", "name": "Ada"}],
-            thread="t-1",
-        )
+        chat = [{"role": "user", "content": "Call me Ada.", "name": "Ada"}]
+        for name in ("messages", "messages_again"):  # the second: a retried call
+            seen[name] = await call(
+                session, "add_messages", subject="user-8", messages=chat, thread="t-1"
+            )
     return seen
 
 

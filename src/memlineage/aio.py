@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memlineage.api import Memory
-from memlineage.recall.results import Recall, RecallSet
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -119,32 +118,7 @@ class AsyncMemory:
     set_tail_threshold = offloaded(Memory.set_tail_threshold)
     work = offloaded(Memory.work)
 
-    @overload
-    async def recall(
-        self, subject: str, query: str | None = None, budget: int | None = None
-    ) -> Recall: ...
-
-    @overload
-    async def recall(
-        self,
-        subject: None = None,
-        query: str | None = None,
-        budget: int | None = None,
-        *,
-        subjects: Sequence[str],
-    ) -> RecallSet: ...
-
-    async def recall(
-        self,
-        subject: str | None = None,
-        query: str | None = None,
-        budget: int | None = None,
-        *,
-        subjects: Sequence[str] | None = None,
-    ) -> Recall | RecallSet:
-        """``Memory.recall``, awaited: one subject (a ``Recall``) or several (a ``RecallSet``)."""
-        recall: Callable[..., Recall | RecallSet] = self.memory.recall  # both overloads at once
-        return await self._offload(lambda: recall(subject, query, budget, subjects=subjects))
+    recall = offloaded(Memory.recall)
 
     async def tail_threshold(self) -> int:
         """``Memory.tail_threshold`` (a property there), awaited."""

@@ -56,6 +56,8 @@ def test_the_time_given_is_the_events_time_and_part_of_the_id(memory: Memory) ->
     own = [{**CHAT[1], "at": "2026-03-05T09:00:00Z"}]
     later = memory.add_messages("user-7", own, at="2026-03-04T09:00:00+01:00")
     assert at[0].id != later[0].id
+    respelled = memory.add_messages("user-7", CHAT[1:2], at="2026-03-04t09:00:00.000+01:00")
+    assert [(r.id, r.created) for r in respelled] == [(at[0].id, False)]  # one time, one id
     assert [e.at for e in memory.events("user-7")] == [
         "2026-03-04T09:00:00+01:00",
         "2026-03-05T09:00:00Z",

@@ -33,6 +33,7 @@ from memlineage import __version__
 from memlineage.api import Memory
 from memlineage.errors import MemlineageError
 from memlineage.operations.keys import tenant_of
+from memlineage.raw.ingest import normalize_time
 from memlineage.recall.prompt import render
 from memlineage.store import open_store
 from memlineage.store.protocol import Store
@@ -122,7 +123,8 @@ def reported(tool: T) -> T:
 
 def remembered_id(subject: str, text: str, **given: str | None) -> str:
     """The id of a memory the agent did not name: ``mcp-`` and 16 hex digits of the SHA-256
-    of everything the call gave (subject, text, at, kind, project, speaker; absent: null).
+    of everything the call gave (subject, text, at normalized, kind, project, speaker;
+    absent: null).
 
     A retried call gives the same, so it is the same event; ``at`` counts as given
     (never the time of the call), so the same sentence remembered twice without an
@@ -179,7 +181,8 @@ def _remember(server: MCPServer, memory: MemoryOf) -> None:
     ) -> Remembered:
         """Append one memory event. A retried call is the same event: without an id, the id is
         derived from subject, text, at, kind, project and speaker."""
-        given = {"at": at, "kind": kind, "project": project, "speaker": speaker}
+        when = normalize_time(at) if at is not None else None  # one id per instant
+        given = {"at": when, "kind": kind, "project": project, "speaker": speaker}
         event = {"id": id or remembered_id(subject, text, **given), "subject": subject}
         event.update({"text": text, **{k: v for k, v in given.items() if v is not None}})
         appended = memory(ctx).add([event])[0]

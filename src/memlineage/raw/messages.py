@@ -8,7 +8,7 @@ stored).
 
 The id is derived, so a retried call is a no-op (I2): ``msg-`` and 24 hex
 digits of the SHA-256 of the subject, the thread, the message's position in
-the list and its role, name, content and ``at``. Two calls store the same
+the list and its role, name, content and normalized ``at``. Two calls store the same
 events exactly when they give the same subject and thread and, at each
 position, a message with the same role, name, content and time. Sending a
 conversation's whole history again each turn therefore appends only its new
@@ -53,7 +53,7 @@ def message_id(
 ) -> str:
     """The derived id of the message at ``position`` (see the module's docstring).
 
-    ``at`` is the message's time as given (its own, else the call's), not normalized.
+    ``at`` is the message's time (its own, else the call's), normalized (raw.ingest).
     """
     role, name, content = (message.get(k) for k in ("role", "name", "content"))
     parts = [subject, thread, position, role, name, content, at]
@@ -127,6 +127,10 @@ def _event(
     if name is not None and not isinstance(name, str):
         raise BadInput("must be a string", field="name")
     when = message.get("at", at)
+    if when is not None:  # normalized: two spellings of one time are one id
+        if not isinstance(when, str):
+            raise BadInput("must be an RFC 3339 date-time string", field="at")
+        when = normalize_time(when)
     event = {
         "id": message_id(subject, thread, index, message, when),
         "subject": subject,

@@ -27,7 +27,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from memlineage import __version__
 from memlineage.api import Memory
@@ -95,7 +95,9 @@ class Why(BaseModel):
 
 
 class Message(BaseModel):
-    """One chat message, as agents hold them."""
+    """One chat message, as agents hold them; other fields are refused, as in Python."""
+
+    model_config = ConfigDict(extra="forbid")
 
     role: Literal["user", "assistant", "tool", "system"] = Field(
         description="who spoke; user, assistant and tool messages are stored, system ones skipped"

@@ -1,5 +1,6 @@
 """memlineage: memory consolidation for LLM agents with lineage and a fidelity gate."""
 
+from memlineage.aio import AsyncMemory
 from memlineage.api import Memory
 from memlineage.consolidation.consolidate import Consolidation, Consolidations
 from memlineage.errors import (
@@ -18,6 +19,7 @@ from memlineage.model import (
     Clock,
     Conflict,
     Event,
+    EventState,
     Fact,
     GateFailure,
     GateReport,
@@ -38,6 +40,7 @@ __all__ = [
     "Alias",
     "Artifact",
     "ArtifactStatus",
+    "AsyncMemory",
     "BadInput",
     "Claim",
     "Clock",
@@ -46,6 +49,7 @@ __all__ = [
     "Consolidations",
     "DuplicateEventId",
     "Event",
+    "EventState",
     "Fact",
     "GateFailure",
     "GateReport",

@@ -22,13 +22,14 @@ from memlineage.errors import BadInput, NotFound
 from memlineage.lineage import audit, prov
 from memlineage.meaning import extract
 from memlineage.meaning.policy import TemporalPolicy, VersionedTrust, trust_policy, versioned_json
-from memlineage.model import Artifact, Event, Item, NewEvent
+from memlineage.model import Artifact, Event, EventState, Item, NewEvent
 from memlineage.operations import evaluate, keys, release, worker
 from memlineage.operations import queue as job_queue
 from memlineage.operations.worker import JobReport
 from memlineage.progress import Progress, begin
 from memlineage.raw.ingest import MAX_ID_LENGTH, parse_events, utc_now
-from memlineage.raw.validity import source_state
+from memlineage.raw.messages import parse_messages
+from memlineage.raw.validity import event_states
 from memlineage.recall.context import query_terms
 from memlineage.recall.embed import DEFAULT_KIND, Embedder, identity, make_embedder
 from memlineage.recall.read import finish, gather, ranks
@@ -142,6 +143,31 @@ class Memory:
             raise type(exc)(exc.reason, line=lines[exc.line - 1], field=exc.field) from exc
         self._detect_after_append(appended, progress)
         return appended
+
+    def add_messages(
+        self,
+        subject: str,
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        thread: str | None = None,
+        at: str | None = None,
+        lines: Sequence[int] | None = None,
+        progress: Progress | None = None,
+    ) -> list[Appended]:
+        """Append chat messages (``[{"role", "content", "name"?, "at"?}]``) as events.
+
+        Each user, assistant or tool message becomes one event of ``subject``
+        (system messages are skipped): its content verbatim, its ``name`` (else
+        its role) as the speaker, trust ``user``, ``agent`` or ``tool``. Ids are
+        derived from the subject, ``thread``, each message's position and its
+        role, name, content and time (memlineage.raw.messages), so a retried call
+        is a no-op and re-sending a whole conversation appends only what is new.
+        ``at`` (RFC 3339) is the time of the messages without their own. Every
+        message is checked before anything is stored; ``BadInput`` names
+        ``messages[i].field``. Returns what ``add`` returns, for the messages kept.
+        """
+        parsed = parse_messages(subject, messages, thread=thread, at=at, lines=lines)
+        return self.add(parsed.events, progress=progress)
 
     def extract(self, events: Iterable[Mapping[str, Any] | NewEvent]) -> list[Item]:
         """The must-preserve items of ``events`` (see :func:`must_preserve`); nothing is stored."""
@@ -437,14 +463,14 @@ class Memory:
         with self.store.reader(self.tenant) as reader:
             return reader.subjects()
 
-    def events(self, subject: str, *, valid_only: bool = False) -> list[Event]:
-        """A subject's raw events in seq order; ``valid_only`` keeps what the raw layer admits."""
+    def events(self, subject: str, *, valid_only: bool = False) -> list[EventState]:
+        """A subject's raw events in seq order, each with its ``state`` (valid, revoked,
+        superseded, lost-conflict, retired, quarantined, erased) and ``why``; ``valid_only``
+        keeps what the raw layer admits. A subject with no events has an empty list."""
         with self.store.reader(self.tenant) as reader:
             events = reader.events(subject)
-            if not valid_only:
-                return events
-            state = source_state(events, reader.operations(subject), self.store.policy)
-        return [e for e in events if state.is_valid(e)]
+            states = event_states(events, reader.operations(subject), self.store.policy)
+        return [e for e in states if e.state == "valid"] if valid_only else states
 
     def rank(self, subject: str, query: str, event_ids: Sequence[str]) -> list[tuple[str, float]]:
         """``event_ids`` of ``subject`` ordered by relevance to ``query`` (the BM25 recall

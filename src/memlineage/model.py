@@ -113,6 +113,30 @@ class Event(NewEvent):
         return {**self.content(), "speaker": self.speaker, "seq": self.seq, "hash": self.hash}
 
 
+#: what the raw layer makes of an event, in ``Memory.events`` (see raw/validity.event_states)
+EVENT_STATES: tuple[str, ...] = (
+    "valid",
+    "revoked",
+    "superseded",
+    "lost-conflict",  # a conflict resolved by hand for the other side
+    "retired",  # a conflict the temporal policy resolved for the other side
+    "quarantined",
+    "erased",
+)
+
+
+@dataclass(frozen=True)
+class EventState(Event):
+    """A stored event with what the raw layer makes of it now: its ``state`` (one of
+    EVENT_STATES) and ``why``, in words (None for a valid event with nothing to say)."""
+
+    state: str = "valid"
+    why: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**super().to_json(), "state": self.state, "why": self.why}
+
+
 class OpKind(enum.StrEnum):
     """Raw-layer operations. Every one of them advances the epoch (I1)."""
 

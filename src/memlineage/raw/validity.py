@@ -8,10 +8,11 @@ stay valid.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from memlineage.model import Conflict, Event, Operation, OpKind
+from memlineage.model import Conflict, Event, EventState, Operation, OpKind
 
 
 @dataclass(frozen=True)
@@ -120,3 +121,55 @@ def source_state(
         if event.id not in invalid and not policy.admits(level, taint):
             invalid[event.id] = "quarantined by trust policy"
     return SourceState(invalid=invalid, conflicts=conflicts, trust=trust)
+
+
+def event_states(
+    events: Iterable[Event], ops: Sequence[Operation], policy: TrustPolicy = DEFAULT_POLICY
+) -> list[EventState]:
+    """Each event with its state and why, from the same fold as ``source_state``.
+
+    A lost conflict is ``retired`` when the temporal policy resolved it (its
+    resolution names the rule), ``lost-conflict`` when someone did; a valid
+    event that is a side of an unresolved conflict says so in ``why``.
+    """
+    events = list(events)
+    state = source_state(events, ops, policy)
+    last = {
+        (op.kind, op.conflict_id or op.target): op for op in sorted(ops, key=lambda o: o.op_seq)
+    }
+    fields = [f.name for f in dataclasses.fields(Event)]
+    found = []
+    for event in events:
+        verdict, why = _verdict(event.id, state, last)
+        copied = {name: getattr(event, name) for name in fields}
+        found.append(EventState(**copied, state=verdict, why=why))
+    return found
+
+
+def _verdict(
+    event_id: str, state: SourceState, last: dict[tuple[OpKind, str], Operation]
+) -> tuple[str, str | None]:
+    reason = state.invalid.get(event_id)
+    if reason is None:
+        open_sides = [c for c in state.unresolved if event_id in (c.a, c.b)]
+        contested = [f"{c.id} with {c.b if c.a == event_id else c.a}" for c in open_sides]
+        return "valid", (
+            "contested: unresolved conflict " + ", ".join(contested)
+        ) if contested else None
+    if reason.startswith("lost conflict "):
+        conflict_id = reason.removeprefix("lost conflict ")
+        resolved = last.get((OpKind.RESOLVE, conflict_id))
+        winner = state.conflicts[conflict_id].winner if conflict_id in state.conflicts else None
+        lost = f"lost conflict {conflict_id} to {winner}"
+        if resolved is not None and resolved.reason:  # the temporal policy names its rule
+            return "retired", f"retired by the temporal policy: {lost} under {resolved.reason}"
+        return "lost-conflict", f"{lost} (resolved by hand)"
+    for kind, name in ((OpKind.REVOKE, "revoked"), (OpKind.ERASE, "erased")):
+        if reason == name:
+            op = last.get((kind, event_id))
+            return name, f"{name}: {op.reason}" if op is not None and op.reason else name
+    if reason.startswith("superseded"):
+        return "superseded", reason
+    level, taint = state.trust.get(event_id, ("", ()))
+    labels = f", taint {', '.join(taint)}" if taint else ""
+    return "quarantined", f"{reason} (trust {level}{labels})"

@@ -186,6 +186,9 @@ class PostgresStore(SqlStore):
     def close(self) -> None:
         self.pool.close()
 
+    def parallelism(self) -> int:
+        return int(self.pool.max_size)
+
 
 def _setting(value: float | None, env: str, default: float) -> float:
     if value is not None:

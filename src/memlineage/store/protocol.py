@@ -488,6 +488,10 @@ class Store(
     def vectors(
         self, tenant: str, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
     ) -> dict[str, Vectors]: ...
+    def parallelism(self) -> int:
+        """How many transactions this store runs at once: its connection pool's size (1 for
+        SQLite's one connection). ``AsyncMemory`` sizes its thread pool with it."""
+        ...
 
 
 @dataclass(frozen=True)

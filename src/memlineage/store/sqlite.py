@@ -147,6 +147,9 @@ class SqliteStore(SqlStore):
     def close(self) -> None:
         self.conn.close()
 
+    def parallelism(self) -> int:
+        return 1  # one connection, one transaction at a time (the mutex above)
+
 
 def _explain(exc: sqlite3.OperationalError, store: SqliteStore) -> str:
     message = str(exc)

@@ -1,19 +1,27 @@
-"""Raw-layer commands: add, revoke, trust, conflict, resolve, and extract (no store)."""
+"""Raw-layer commands: add, add-messages, revoke, trust, conflict, resolve, extract (no store)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from memlineage.api import must_preserve
-from memlineage.errors import BadInput, StoreError
+from memlineage.errors import BadInput, NotFound, StoreError
 from memlineage.interfaces.cli.app import Report, command, memory
 from memlineage.interfaces.cli.progress import progress_bars
-from memlineage.model import TRUST_LEVELS
+from memlineage.model import TRUST_LEVELS, EventState
 from memlineage.progress import Progress
-from memlineage.raw.ingest import parse_jsonl, parse_jsonl_numbered, read_stream, split_lines
+from memlineage.raw.ingest import (
+    load_json,
+    load_jsonl,
+    parse_jsonl,
+    parse_jsonl_numbered,
+    read_stream,
+    split_lines,
+)
 from memlineage.store.protocol import OpResult
 
 
@@ -94,6 +102,63 @@ def add(file: str) -> Report:
         "events": [a.__dict__ for a in appended],
     }
     return Report(doc, f"appended {created} event(s), {len(appended) - created} already stored")
+
+
+@command(
+    "add-messages",
+    "memlineage add-messages user-7 chat.json --thread t-42   (or: ... | add-messages user-7 -)",
+)
+@click.argument("subject")
+@FILE
+@click.option("--thread", help="the conversation; part of the derived ids")
+@click.option("--at", help="RFC 3339 time of the messages without their own `at`")
+def add_messages(subject: str, file: str, thread: str | None, at: str | None) -> Report:
+    """Append chat messages ([{role, content, name}], a JSON array or one per line) as events."""
+    messages, lines = load_messages(read_lines(file))
+    with memory() as mem:
+        appended = mem.add_messages(subject, messages, thread=thread, at=at, lines=lines)
+    created = sum(a.created for a in appended)
+    doc = {
+        "appended": created,
+        "existing": len(appended) - created,
+        "skipped": len(messages) - len(appended),
+        "events": [a.__dict__ for a in appended],
+    }
+    text = f"appended {created} message(s), {len(appended) - created} already stored"
+    if doc["skipped"]:
+        text += f", {doc['skipped']} system message(s) skipped"
+    return Report(doc, text)
+
+
+def load_messages(lines: list[str]) -> tuple[list[Any], list[int] | None]:
+    """A JSON array of messages (no line numbers), else JSON Lines (one message a line)."""
+    if "".join(lines).lstrip(" \t\r").startswith("["):
+        messages = load_json("\n".join(lines))
+        if not isinstance(messages, list):  # a stray "[" after the array, say
+            raise BadInput("must be one JSON array of messages", field="messages")
+        return messages, None
+    return load_jsonl(lines)
+
+
+@command("events", "memlineage events user-7   (after: memlineage conflict m-3 m-4)")
+@click.argument("subject")
+def events(subject: str) -> Report:
+    """List a subject's events with their state (valid, revoked, superseded, lost-conflict,
+    retired, quarantined, erased) and why."""
+    with memory(create=False) as mem:
+        found = mem.events(subject)
+    if not found:
+        raise NotFound(f"no subject {subject!r}: it has no events", field="subject")
+    doc = {"subject": subject, "events": [e.to_json() for e in found]}
+    return Report(doc, "\n".join(event_line(e) for e in found))
+
+
+def event_line(event: EventState) -> str:
+    """``m-3  retired  I like jazz.  (why)``: the text shortened to one line of 60."""
+    text = " ".join(event.text.split())
+    text = text if len(text) <= 60 else text[:59] + "…"
+    why = f"  ({event.why})" if event.why else ""
+    return f"{event.id}  {event.state:<13} {text}{why}"
 
 
 @command("revoke", "memlineage revoke m-2 --reason 'user withdrew it'")

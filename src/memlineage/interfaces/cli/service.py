@@ -29,12 +29,30 @@ def serve(host: str, port: int) -> Report:
 
 
 @command("mcp", "memlineage mcp --db memory.db --tenant acme")
-def mcp() -> Report:
-    """Run the MCP server on stdio, for an agent to remember, recall, revoke and ask why."""
-    from memlineage.interfaces.mcp_server import build_server
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "streamable-http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio (one --tenant) or streamable HTTP (the tenant of each request's API key)",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="interface to bind (HTTP)")
+@click.option("--port", default=8081, show_default=True, type=click.IntRange(1, 65535))
+def mcp(transport: str, host: str, port: int) -> Report:
+    """Run the MCP server, for an agent to remember, recall, revoke and ask why.
+
+    Over streamable HTTP it answers at http://HOST:PORT/mcp and every request needs
+    `Authorization: Bearer KEY`, a key from `memlineage keys create`."""
+    from memlineage.interfaces import mcp_server
 
     conf = settings()
-    build_server(conf.db, tenant=conf.tenant).run("stdio")
+    if transport == "stdio":
+        mcp_server.build_server(conf.db, tenant=conf.tenant).run("stdio")
+    else:
+        import uvicorn
+
+        app = mcp_server.http_app(conf.db, host=host)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
     return Report({"stopped": True}, "")
 
 

@@ -9,6 +9,7 @@ from memlineage.interfaces.http.routes import (
     evaluation,
     events,
     jobs,
+    messages,
     release,
     service,
     subjects,
@@ -19,6 +20,7 @@ from memlineage.interfaces.http.routes import (
 ROUTERS: tuple[APIRouter, ...] = (
     service.router,
     events.router,
+    messages.router,
     subjects.router,
     artifacts.router,
     validity.router,

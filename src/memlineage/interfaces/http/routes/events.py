@@ -1,4 +1,5 @@
-"""The raw layer: append events, preview their extraction, revoke, re-trust, erase."""
+"""The raw layer: append events, list them with their state, preview extraction, revoke,
+re-trust, erase."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from memlineage.interfaces.http.deps import Mem
+from memlineage.interfaces.http.deps import Mem, known_subject
 from memlineage.interfaces.http.schemas import EraseIn, EventsIn, ExtractOut, RevokeIn, TrustIn
 
 router = APIRouter()
@@ -45,3 +46,11 @@ def trust(event_id: str, body: TrustIn, memory: Mem) -> dict[str, Any]:
 @router.post("/v1/events/{event_id}/erase")
 def erase(event_id: str, body: EraseIn, memory: Mem) -> dict[str, Any]:
     return memory.erase(event_id, body.reason, body.by).to_json()
+
+
+@router.get("/v1/subjects/{subject}/events")
+def events(subject: str, memory: Mem) -> dict[str, Any]:
+    """The subject's events in seq order, each with its `state` (valid, revoked, superseded,
+    lost-conflict, retired, quarantined, erased) and `why` (`events`)."""
+    known_subject(memory, subject)
+    return {"subject": subject, "events": [e.to_json() for e in memory.events(subject)]}

@@ -1,0 +1,75 @@
+"""``AsyncMemory`` from coroutines, on both backends: Memory's methods awaited, many tasks at
+once, and an event loop that keeps running while the store works."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+
+import pytest
+
+from memlineage import AsyncMemory, BadInput, Memory
+
+
+def test_every_public_method_of_memory_is_a_coroutine_here() -> None:
+    public = {n for n in dir(Memory) if not n.startswith("_")} - {"tail_threshold"}
+    for name in sorted(public):
+        assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)), name
+        if name != "close":  # the others document themselves with Memory's words
+            assert getattr(AsyncMemory, name).__doc__ == getattr(Memory, name).__doc__, name
+    assert inspect.iscoroutinefunction(AsyncMemory.tail_threshold)
+
+
+async def one_agent(memory: AsyncMemory, n: int) -> str:
+    subject = f"user-{n}"
+    said = [{"role": "user", "content": f"Never call me before {n % 12 + 1} am."}]
+    await memory.add_messages(subject, said, thread="t-1")
+    await memory.add_messages(subject, said, thread="t-1")  # a retry: nothing new
+    await memory.consolidate(subject)
+    recalled = await memory.recall(subject, query="call", budget=200)
+    return recalled.summary or ""
+
+
+async def many_agents(db: str, tasks: int) -> tuple[list[str], int, list[int]]:
+    ticks = 0
+    stop = asyncio.Event()
+
+    async def heartbeat() -> None:  # runs only while no call holds the event loop
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            await asyncio.sleep(0)
+
+    async with AsyncMemory(db, tenant="acme") as memory:
+        beating = asyncio.create_task(heartbeat())
+        summaries = await asyncio.gather(*(one_agent(memory, n) for n in range(tasks)))
+        stop.set()
+        await beating
+        counts = [len(await memory.events(f"user-{n}")) for n in range(tasks)]
+    return list(summaries), ticks, counts
+
+
+def test_many_tasks_at_once_each_see_their_own_memory(db_url: str) -> None:
+    summaries, ticks, counts = asyncio.run(many_agents(db_url, 30))
+    for n, summary in enumerate(summaries):
+        assert f"Never call me before {n % 12 + 1} am." in summary, (n, summary)
+    assert counts == [1] * 30
+    assert ticks > 30  # the loop kept running between and during the store's work
+    with Memory(db_url, tenant="acme") as memory:
+        assert len(memory.subjects()) == 30
+
+
+def test_errors_and_results_are_those_of_memory(db_url: str) -> None:
+    async def run() -> None:
+        async with AsyncMemory(db_url, tenant="acme") as memory:
+            await memory.add([{"id": "m-1", "subject": "user-7", "text": "I love jazz."}])
+            with pytest.raises(BadInput) as refused:
+                await memory.add([{"id": "m-2", "subject": "user-7"}])
+            assert "field '[0].text'" in str(refused.value)
+            both = await memory.recall(subjects=["user-7"], budget=100)
+            assert [r.subject for r in both.recalls] == ["user-7"]
+            assert [e.state for e in await memory.events("user-7")] == ["valid"]
+            assert await memory.tail_threshold() == 100
+            assert memory.memory.store.parallelism() == (1 if "://" not in db_url else 4)
+
+    asyncio.run(run())

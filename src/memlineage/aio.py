@@ -26,6 +26,7 @@ from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memlineage.api import Memory
+from memlineage.recall.embed import Embedder
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -117,8 +118,14 @@ class AsyncMemory:
     jobs = offloaded(Memory.jobs)
     set_tail_threshold = offloaded(Memory.set_tail_threshold)
     work = offloaded(Memory.work)
+    # -- embeddings --
+    embed = offloaded(Memory.embed)
 
     recall = offloaded(Memory.recall)
+
+    async def embedder(self) -> Embedder:
+        """``Memory.embedder`` (a property there: the default loads a model), awaited."""
+        return await self._offload(lambda: self.memory.embedder)
 
     async def tail_threshold(self) -> int:
         """``Memory.tail_threshold`` (a property there), awaited."""

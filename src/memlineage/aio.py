@@ -124,7 +124,7 @@ class AsyncMemory:
     recall = offloaded(Memory.recall)
 
     async def embedder(self) -> Embedder:
-        """``Memory.embedder`` (a property there: the default loads a model), awaited."""
+        """The embedder ``embed`` uses (made on first use: the default loads a model)."""
         return await self._offload(lambda: self.memory.embedder)
 
     async def tail_threshold(self) -> int:

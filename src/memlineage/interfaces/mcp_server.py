@@ -99,7 +99,9 @@ def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer
     store = open_store(db)
 
     def memory() -> Memory:
-        return Memory(tenant=tenant, store=store)
+        # An agent recalls right after it remembers, with no worker behind it: a remembered
+        # contradiction is detected before the call returns.
+        return Memory(tenant=tenant, store=store, detect_after_add=True)
 
     server = MCPServer(
         "memlineage",

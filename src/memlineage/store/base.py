@@ -13,7 +13,8 @@
 - ``history``: what audit and lineage read, and the sweep of orphaned candidates;
 - ``release``: release mode, generator configurations, shadow reviews, bypass;
 - ``keys``: API keys of the HTTP service (no subject data);
-- ``evals``: stored evaluation runs (no subject data).
+- ``evals``: stored evaluation runs (no subject data);
+- ``keyed``: the versions of one keyed value without reading its subject (LangGraph store).
 
 A backend subclass supplies connections and the SQL text that differs.
 """
@@ -25,6 +26,7 @@ from memlineage.store.erase import EraseMixin
 from memlineage.store.evals import EvalRunsMixin
 from memlineage.store.history import HistoryMixin
 from memlineage.store.jobs import JobsMixin
+from memlineage.store.keyed import KeyedMixin
 from memlineage.store.keys import KeysMixin
 from memlineage.store.operations import OperationsMixin
 from memlineage.store.release import ReleaseMixin
@@ -43,6 +45,7 @@ class SqlStore(
     ReleaseMixin,
     KeysMixin,
     EvalRunsMixin,
+    KeyedMixin,
 ):
     """Every transaction of memlineage; a backend subclass supplies connections."""
 

@@ -8,7 +8,7 @@
 - ``switch``: artifacts and the alias compare-and-swap;
 - ``jobs``: the consolidation job queue (its triggers live in ``triggers``);
 - ``policies``: per-tenant temporal and trust policies, versioned, rolled out per subject;
-- ``detect``: contradictions over time, detected right after the append; dismissal;
+- ``detect``: contradictions over time, detected by a job after the append; dismissal;
 - ``erase``: data-protection erasure;
 - ``history``: what audit and lineage read, and the sweep of orphaned candidates;
 - ``release``: release mode, generator configurations, shadow reviews, bypass;

@@ -1,13 +1,13 @@
 """Contradictions over time, recorded by the raw layer: the detection job, and dismissal.
 
-Detection runs as a job right after the append, in a transaction of its own
-(the subject's clock lock first, I7), not inside the append's: extracting an
-event's must-preserve items costs several times a plain append (see
-docs/benchmarks.md), so the append stays as fast as before and detection
-catches up to the high-water mark. ``clocks.detected_through`` is the job's
-watermark, so a run is idempotent and a crash between the two loses nothing:
-the next run (the next append, consolidation or sweep) picks up where it
-stopped.
+Detection runs as a job after the append, in a transaction of its own (the
+subject's clock lock first, I7), not inside the append's: extracting an
+event's must-preserve items costs many times a plain append (see
+docs/benchmarks.md). ``clocks.detected_through`` is the job's watermark and
+its queue: a worker takes a subject that is behind (``detect_next``), every
+consolidation catches its subject up first, and every switch does under its
+lock (``_catch_up_detection``), so no summary is switched over unchecked
+events. A run is idempotent and a crash loses nothing.
 
 A detected conflict is the same operation as a declared one (it names both
 events and the key, bumps the epoch); its ``reason`` names the rule. The

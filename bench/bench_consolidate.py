@@ -12,7 +12,9 @@
 * Incremental: 100 new events on the largest subject, against its full
   build in the same run (aim < 50 ms), split into prepare (steps 1-7) and the
   switch (step 8, which re-validates every input under the lock), in a worker
-  process that consolidated the subject before (warm) and in a fresh one (cold).
+  process that consolidated the subject before (warm) and in a fresh one (cold),
+  for a tail that contradicts nothing (incremental); and for a tail of the same
+  mix as the subject, whose detected conflicts move the epoch (a full rebuild).
 
     python bench/bench_consolidate.py [--sizes 1000,10000,100000] [--postgres URL]
 """
@@ -32,8 +34,9 @@ from memlineage import Memory
 from memlineage.consolidation import consolidate as consolidation
 from memlineage.meaning.extract import cached_event_items
 from memlineage.operations import locomo
+from memlineage.store.base import SqlStore
 from memlineage.tokens import default_tokenizer
-from synthetic import stream
+from synthetic import quiet_tail, stream
 
 SUBJECT = "user-bench"
 BATCH = 5_000
@@ -175,42 +178,82 @@ def _decades(smaller: int, larger: int) -> float:
 
 
 def bench_incremental(memory: Memory, size: int, full: float, backend: str) -> None:
-    """100 new events on a published ``size``-event subject, warm and cold, against ``full``."""
-    store, tenant = memory.store, memory.tenant
-    budget = memory.default_budget
+    """100 new events on a published ``size``-event subject, against ``full``, two tails:
+
+    - a tail that contradicts nothing (``quiet_tail``): the parent stays fresh and the
+      run is incremental, warm and cold;
+    - a tail of the same mix as the subject (``stream``), whose detection records
+      conflicts: each bumps the epoch, so the parent is no longer fresh and the run is
+      a full rebuild (reported with the conflicts it recorded, warm only).
+
+    Detection of the tail is part of the timed prepare: ``add`` leaves it to the job,
+    which the consolidation catches up first.
+    """
     added = size
-    for label, warm in (("worker, warm", True), ("fresh process, cold", False))[
-        : 1 if NO_COLD else 2
-    ]:
-        prepares: list[float] = []
-        switches: list[float] = []
-        cpus: list[float] = []
-        # a cold run re-extracts the whole subject: once is enough at 100k
-        for _ in range(5 if warm else 1 if size >= 100_000 else 3):
-            fill(memory, SUBJECT, 100, start=added)
-            added += 100
-            if not warm:
-                cold_cache()
-            seconds, artifact = timed(
-                lambda: consolidation.prepare(store, tenant, SUBJECT, budget=budget)
-            )
-            assert artifact.manifest.derived_from_artifact, "not incremental"
-            prepares.append(seconds)
-            cpu_prepare = CPU[-1]
-            seconds, switch = timed(lambda a=artifact: consolidation.publish(store, tenant, a))
-            assert switch is not None and switch.switched, switch
-            switches.append(seconds)
-            cpus.append(cpu_prepare + CPU[-1])
-        if warm and PROFILE:
+    cases = [("no contradiction, worker, warm", quiet_tail, True)]
+    if not NO_COLD:
+        cases.append(("no contradiction, fresh process, cold", quiet_tail, False))
+    cases.append(("contradicting tail, worker, warm", stream, True))
+    for label, tail, warm in cases:
+        repeats = 5 if warm else 1 if size >= 100_000 else 3
+        name = f"{backend}: +100 events on {size:,}, {label}"
+        added = _incremental_case(memory, full, name, tail, warm, repeats, added)
+        if warm and PROFILE and tail is quiet_tail:
             _profile(memory, added)
             added += 100
-        total = statistics.median(p + s for p, s in zip(prepares, switches, strict=True))
-        name = f"{backend}: +100 events on {size:,}, {label}"
-        report(name, total * 1000, "ms", "its full build", total / full)
-        report("  CPU time of this process", statistics.median(cpus) * 1000, "ms")
-        report("  prepare (steps 1-7)", statistics.median(prepares) * 1000, "ms")
-        switch = statistics.median(switches) * 1000
-        report("  switch (step 8, re-validates every input)", switch, "ms")
+
+
+def _incremental_case(
+    memory: Memory,
+    full: float,
+    name: str,
+    tail: Callable[..., list[dict[str, Any]]],
+    warm: bool,
+    repeats: int,
+    added: int,
+) -> int:
+    store, tenant = memory.store, memory.tenant
+    prepares: list[float] = []
+    switches: list[float] = []
+    cpus: list[float] = []
+    incremental: list[bool] = []
+    conflicts_before = _conflicts(memory)
+    for _ in range(repeats):
+        events = tail(SUBJECT, 100, start=added)
+        memory.add(events)
+        added += 100
+        if not warm:
+            cold_cache()
+        seconds, artifact = timed(
+            lambda: consolidation.prepare(store, tenant, SUBJECT, budget=memory.default_budget)
+        )
+        incremental.append(artifact.manifest.derived_from_artifact is not None)
+        prepares.append(seconds)
+        cpu_prepare = CPU[-1]
+        seconds, switch = timed(lambda a=artifact: consolidation.publish(store, tenant, a))
+        assert switch is not None and switch.switched, switch
+        switches.append(seconds)
+        cpus.append(cpu_prepare + CPU[-1])
+    if tail is quiet_tail:
+        assert all(incremental), "a tail that contradicts nothing must be incremental"
+    total = statistics.median(p + s for p, s in zip(prepares, switches, strict=True))
+    report(name, total * 1000, "ms", "its full build", total / full)
+    recorded = _conflicts(memory) - conflicts_before
+    print(f"  {sum(incremental)} of {repeats} runs incremental;"
+          f" {recorded / repeats:.1f} conflicts recorded per tail")  # fmt: skip
+    report("  CPU time of this process", statistics.median(cpus) * 1000, "ms")
+    report("  prepare (steps 1-7)", statistics.median(prepares) * 1000, "ms")
+    switch_ms = statistics.median(switches) * 1000
+    report("  switch (step 8, re-validates every input)", switch_ms, "ms")
+    return added
+
+
+def _conflicts(memory: Memory) -> int:
+    """The conflicts recorded on the benchmark's subject so far."""
+    audit = memory.store
+    assert isinstance(audit, SqlStore)
+    with audit.reader(memory.tenant) as reader:
+        return sum(op.kind == "conflict" for op in reader.operations(SUBJECT))
 
 
 NO_COLD: list[bool] = []  # --no-cold: skip the incremental run of a fresh process

@@ -24,8 +24,9 @@ import sys
 import time
 from collections.abc import Sequence
 
-from common import open_memory, postgres_reachable, report
 from locomo_passages import locomo_path
+
+from common import open_memory, postgres_reachable, report
 from memlineage import Memory
 from memlineage.recall.embed import WordLlamaEmbedder
 

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from locomo_passages import locomo_path
+
 from memlineage import Memory
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.generators.openai import OpenAIConfig, OpenAIGenerator

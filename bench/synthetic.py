@@ -88,3 +88,32 @@ def stream(subject: str, count: int, *, start: int = 0, seed: int = 7) -> list[d
             event["project"] = project
         events.append(event)
     return events
+
+
+# What an assistant hears most days: things that happened, new tickets, small talk.
+# Each statement is about something new (its own ticket, its own day), so a tail of
+# these contradicts nothing stored before it.
+QUIET_TEMPLATES: tuple[str, ...] = (
+    "Ticket Q-{n} was opened for the {p} office.",
+    "I went sailing on day {n} with my sister.",
+    "We spent afternoon {n} in {p} looking at old bookshops.",
+    "Lunch number {n} with Ana went well.",
+    "Hi! Thanks so much!",
+    "Haha, sounds great.",
+)
+
+
+def quiet_tail(subject: str, count: int, *, start: int = 0) -> list[dict[str, Any]]:
+    """``count`` events of ``subject`` that contradict nothing (ids as ``stream``'s)."""
+    day0 = datetime(2025, 1, 1, 8, 0, tzinfo=UTC)
+    return [
+        {
+            "id": f"{subject}:e{n}",
+            "subject": subject,
+            "text": QUIET_TEMPLATES[n % len(QUIET_TEMPLATES)].format(
+                n=n, p=PLACES[n % len(PLACES)]
+            ),
+            "at": (day0 + timedelta(minutes=37 * n)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        for n in range(start, start + count)
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,13 @@ def ev(id_: str, text: str, at: str, subject: str = "user-7", **extra: object) -
 
 LOVE = ev("p-1", "I love jazz.", "2026-01-10T09:00:00Z")
 HATE = ev("p-2", "I hate jazz.", "2026-06-02T18:30:00Z")
+
+
+@pytest.fixture
+def memory(db_url: str) -> Iterator[Memory]:
+    """These tests read what detection decided right after an add: the synchronous mode."""
+    with Memory(db_url, tenant="acme", detect_after_add=True) as mem:
+        yield mem
 
 
 def valid(memory: Memory, subject: str = "user-7") -> list[str]:
@@ -238,7 +246,7 @@ def _what_detection_left(memory: Memory) -> dict[str, object]:
 def _added_in_batches_of(
     size: int, events: list[dict[str, object]], db_url: str, tenant: str
 ) -> dict[str, object]:
-    with Memory(db_url, tenant=tenant) as memory:
+    with Memory(db_url, tenant=tenant, detect_after_add=True) as memory:
         for start in range(0, len(events), size):
             memory.add(events[start : start + size])
         return _what_detection_left(memory)
@@ -338,7 +346,7 @@ def _pair_scores(split: str) -> tuple[float, float]:
     for case in (json.loads(line) for line in PAIRS.read_text().splitlines()):
         if case["split"] != split:
             continue
-        with Memory(":memory:") as memory:
+        with Memory(":memory:", detect_after_add=True) as memory:
             memory.add([ev("a", case["a"], case.get("a_at", "2024-05-01T10:00:00Z"))])
             memory.add([ev("b", case["b"], case.get("b_at", "2024-05-02T10:00:00Z"))])
             found = bool(conflicts(memory))

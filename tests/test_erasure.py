@@ -110,6 +110,7 @@ def test_erasing_twice_is_a_no_op_and_a_reason_is_required(memory: Memory) -> No
 def test_an_erased_event_stays_invalid_whatever_happens_next(memory: Memory) -> None:
     memory.add([{"id": "a", "subject": "user-7", "text": "I love jazz."},
                 {"id": "b", "subject": "user-7", "text": "I hate jazz."}])  # fmt: skip
+    memory.detect("user-7")
     (conflict,) = [o for o in memory.audit("user-7").doc["operations"] if o["kind"] == "conflict"]
     memory.erase("b", reason="request")
     memory.dismiss(str(conflict["conflict_id"]))

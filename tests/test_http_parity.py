@@ -149,6 +149,7 @@ def test_a_policy_change_shows_in_the_policy_its_history_and_what_recall_admits(
         assert history == cli("policy", "history", "--db", service.db, "--tenant", "acme")
 
         http.post("/v1/events", json={"events": OPERA})  # a preference reversal, now kept
+        http.post("/v1/subjects/user-9/detect")  # the add left detection to a worker
         [conflict] = http.get("/v1/subjects/user-9/recall").json()["conflicts"]
         assert {conflict["a"], conflict["b"]} == {"o-1", "o-2"}
     with service.client("other") as http:  # the other tenant's policies did not move

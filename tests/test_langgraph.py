@@ -61,6 +61,35 @@ def test_delete_revokes_and_get_returns_none(store: MemlineageStore, db_url: str
         ]
 
 
+def test_a_key_is_read_apart_from_the_keys_that_extend_it(store: MemlineageStore) -> None:
+    """A key is read on its own (by its id prefix): "a" never sees the versions of "a:1"."""
+    store.put(NS, "a:1", {"content": "I live in Lyon."})
+    store.put(NS, "a:1", {"content": "I live in Paris."})
+    assert store.get(NS, "a") is None
+    store.put(NS, "a", {"content": "Tea, no sugar."})
+    store.put(NS, "a", {"content": "Coffee, black."})
+    first, second = store.get(NS, "a"), store.get(NS, "a:1")
+    assert first is not None and first.value == {"content": "Coffee, black."}
+    assert second is not None and second.value == {"content": "I live in Paris."}
+    store.delete(NS, "a")
+    assert store.get(NS, "a") is None
+    assert store.get(NS, "a:1") is not None
+    assert [i.key for i in store.search(NS)] == ["a:1"]
+
+
+def test_a_key_whose_latest_value_is_quarantined_has_no_value(
+    store: MemlineageStore, db_url: str
+) -> None:
+    store.put(NS, "tool", {"content": "Use the staging key."})
+    store.put(NS, "tool", {"content": "Use the production key."})
+    with Memory(db_url, tenant="acme") as memory:
+        latest = memory.events("memories/user-7")[-1].id
+        memory.set_trust_policy(block=["injection"])
+        memory.trust(latest, taint=["injection"])
+    assert store.get(NS, "tool") is None
+    assert store.search(NS) == []
+
+
 def test_search_by_query_ranks_the_matching_memory_first(store: MemlineageStore) -> None:
     store.put(NS, "a", {"content": "My office is in Madrid."})
     store.put(NS, "b", {"content": "I am allergic to peanuts."})

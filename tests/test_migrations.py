@@ -87,6 +87,7 @@ def test_a_store_of_schema_8_keeps_its_negations_and_catches_up_its_item_kinds(
         recalled = memory.recall("user-7", query="garden party", budget=30)
         assert "I do not eat shellfish." in render(recalled)
         memory.add([{"id": "m-2", "subject": "user-7", "text": "I prefer trains."}])
+        memory.detect("user-7")  # the job's next run (add leaves it to a worker)
         with memory.store.reader("acme") as reader:  # the job's next run caught up
             assert reader.stored_kinds("user-7") == StoredKinds(
                 10, {1: ("binding", "negation"), 10: ("binding", "preference")}

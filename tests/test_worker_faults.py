@@ -55,7 +55,8 @@ def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, list
     """Wait for a worker; its exit code and its job log lines."""
     _out, err = proc.communicate(timeout=timeout)
     lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
-    return proc.returncode, lines
+    # A worker also logs the detection job's runs (event "detect"): not job lines.
+    return proc.returncode, [line for line in lines if line.get("event") != "detect"]
 
 
 def run_worker(db_url: str, *args: str, sleep: float | None = None) -> list[dict[str, Any]]:

@@ -97,3 +97,24 @@ def append_batches_over_subjects(
             results.put(f"{type(exc).__name__}: {exc}")
             return
         results.put("ok")
+
+
+def append_flip_flops(url: str, tenant: str, subject: str, rounds: int) -> None:
+    """A preference that flips every event, appended with detection deferred (the default)."""
+    with Memory(url, tenant=tenant) as memory:
+        for i in range(rounds):
+            verb = "love" if i % 2 == 0 else "hate"
+            at = f"2026-{i // 28 + 1:02d}-{i % 28 + 1:02d}T09:00:00Z"
+            memory.add([{"id": f"f-{i}", "subject": subject, "text": f"I {verb} jazz.", "at": at}])
+
+
+def consolidate_until(url: str, tenant: str, subject: str, rounds: int) -> None:
+    """Consolidate in a loop until the subject has ``rounds`` events (and once more)."""
+    with Memory(url, tenant=tenant) as memory:
+        while True:
+            with memory.store.reader(tenant) as reader:
+                head = reader.head(subject)
+            if head is not None:
+                memory.consolidate(subject)
+                if head.clock.high_water >= rounds:
+                    return

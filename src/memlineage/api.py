@@ -88,7 +88,7 @@ class Memory:
         store: Store | None = None,
         default_budget: int | None = consolidation.DEFAULT_BUDGET,
         create: bool = True,
-        detect_after_add: bool = True,
+        detect_after_add: bool = False,
         embedder: Embedder | str | None = None,
     ):
         """Open the store at ``db`` (see ``open_store``) for ``tenant``.
@@ -97,9 +97,11 @@ class Memory:
         (None: none). ``create=False`` refuses to create a database that does
         not exist yet (``StoreError``), as read-only commands want for a
         mistyped path. ``detect_after_add``: run the contradiction detection
-        job right after each ``add`` (the default). A bulk load may turn it off
-        and let the next ``consolidate``, ``detect`` or ``sweep`` catch up, at
-        the price of recall not knowing the new contradictions until then.
+        job inside each ``add``, before it returns. By default ``add`` returns
+        once the append commits and the job runs later: on a worker, or at the
+        latest inside the next ``consolidate``, switch, ``detect`` or ``sweep``
+        of the subject (no summary is switched over unchecked events). Until
+        then raw recall shows both sides of a contradiction not yet detected.
         """
         check_tenant(tenant)
         if default_budget is not None and default_budget < 1:
@@ -132,7 +134,7 @@ class Memory:
         1-based position in ``events``.
 
         ``progress`` (see memlineage.progress) hears ``appending`` in events,
-        then ``detecting`` in new events (the contradiction job after the append).
+        then, with ``detect_after_add``, ``detecting`` in new events.
         """
         parsed = parse_events(events, lines)
         try:
@@ -174,7 +176,7 @@ class Memory:
         return must_preserve(events)
 
     def _detect_after_append(self, appended: Sequence[Appended], progress: Progress | None) -> None:
-        """The detection job, right after the append committed (see store/detect.py)."""
+        """With ``detect_after_add``: the detection job, once the append committed."""
         if not self.detect_after_add:
             return
         created = [a.subject for a in appended if a.created]

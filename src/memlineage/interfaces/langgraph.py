@@ -20,7 +20,7 @@ every key stays, with lineage), and a deleted value is revoked, not erased
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,6 +41,7 @@ from langgraph.store.base import (
 from memlineage.api import Memory
 from memlineage.model import Event
 from memlineage.raw.ingest import utc_now
+from memlineage.raw.validity import source_state
 
 ID_PREFIX = "lg"
 
@@ -88,9 +89,9 @@ def _stamp(at: str | None) -> datetime:
 class _Key:
     """The versions of one key in one subject: every event, and the current valid one."""
 
-    def __init__(self) -> None:
-        self.versions: list[Event] = []
-        self.current: Event | None = None
+    def __init__(self, versions: Sequence[Event] = (), current: Event | None = None) -> None:
+        self.versions: list[Event] = list(versions)
+        self.current = current
 
     @property
     def next_version(self) -> int:
@@ -133,18 +134,28 @@ class MemlineageStore(BaseStore):
     # -- operations --
 
     def _keys(self, subject: str) -> dict[str, _Key]:
+        """Every key of a subject (what ``search`` lists): one read of its events."""
         keys: dict[str, _Key] = {}
-        valid = {e.id for e in self.memory.events(subject, valid_only=True)}
+        with self.memory.store.reader(self.memory.tenant) as reader:
+            events = reader.events(subject)
+            state = source_state(events, reader.operations(subject), self.memory.store.policy)
         prefix = f"{ID_PREFIX}:{subject}:"
-        for event in self.memory.events(subject):
+        for event in events:
             if not event.id.startswith(prefix):
                 continue
             key = event.id[len(prefix) :].rsplit(":", 1)[0]
             entry = keys.setdefault(key, _Key())
             entry.versions.append(event)
-            if event.id in valid:
+            if state.is_valid(event):
                 entry.current = event
         return keys
+
+    def _key(self, subject: str, key: str) -> _Key | None:
+        """One key's versions, read without reading the rest of the subject."""
+        found = self.memory.store.key_versions(
+            self.memory.tenant, subject, f"{ID_PREFIX}:{subject}:{key}:"
+        )
+        return _Key(found.versions, found.current) if found.versions else None
 
     def _item(self, subject: str, key: str, entry: _Key) -> Item:
         assert entry.current is not None
@@ -158,14 +169,12 @@ class MemlineageStore(BaseStore):
 
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
         subject = subject_of(namespace)
-        if not self.memory.has_subject(subject):
-            return None
-        entry = self._keys(subject).get(key)
+        entry = self._key(subject, key)
         return self._item(subject, key, entry) if entry and entry.current else None
 
     def _put(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any] | None) -> None:
         subject = subject_of(namespace)
-        entry = self._keys(subject).get(key) if self.memory.has_subject(subject) else None
+        entry = self._key(subject, key)
         current = entry.current if entry else None
         if value is None:
             if current is not None:

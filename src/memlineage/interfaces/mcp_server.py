@@ -314,14 +314,16 @@ def build_server(
     tenant of each request's bearer API key instead (streamable HTTP)."""
     opened = store or open_store(db)
 
+    # An agent recalls right after it remembers, with no worker behind it: a remembered
+    # contradiction is detected before the call returns (detect_after_add).
     def memory(ctx: Context) -> Memory:
         if not keyed:
-            return Memory(tenant=tenant, store=opened)
+            return Memory(tenant=tenant, store=opened, detect_after_add=True)
         key = bearer_key(ctx.headers)
         found = tenant_of(opened, key) if key else None
         if found is None:  # the HTTP layer refused it already; a check here costs one lookup
             raise Unauthorized("a valid API key is required: Authorization: Bearer KEY")
-        return Memory(tenant=found, store=opened)
+        return Memory(tenant=found, store=opened, detect_after_add=True)
 
     server = MCPServer("memlineage", version=__version__, instructions=INSTRUCTIONS)
     adds = (_remember, _add_messages, _recall, _revoke, _consolidate, _why, _subject_memory)

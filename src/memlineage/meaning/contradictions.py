@@ -31,13 +31,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
-
-from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+from typing import TYPE_CHECKING, Any
 
 from memlineage.meaning import extract
 from memlineage.meaning.values import canonical
 from memlineage.model import EVENT_KINDS, Event, Item
+
+if TYPE_CHECKING:
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 OPPOSITE_POLARITY = "opposite-polarity"
 OTHER_VALUE = "other-value"
@@ -63,7 +64,11 @@ _PERIOD = re.compile(
 
 @functools.cache
 def _sentiment() -> SentimentIntensityAnalyzer:
-    return SentimentIntensityAnalyzer()  # loads its lexicon once per process
+    """VADER, imported and loaded (its lexicon) on the first clause that needs a stance:
+    a process that never compares clauses never pays for it."""
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    return SentimentIntensityAnalyzer()
 
 
 @dataclass(frozen=True)

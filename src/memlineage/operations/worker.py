@@ -1,5 +1,10 @@
 """The worker process: claim a job, consolidate its subject, finish the job; repeat.
 
+Between jobs it also runs the contradiction detection job of one subject whose
+events are not all checked yet (``Memory.add`` returns before detection by
+default): the queue of that job is the watermark ``clocks.detected_through``
+itself, so it needs no row of its own, and a crash loses nothing.
+
 ``memlineage worker --concurrency N`` starts N such processes (stateless: each
 opens its own connections). Each job runs under a lease, renewed by a
 heartbeat while the job runs and fenced by the job's token; the generator runs
@@ -40,7 +45,7 @@ from memlineage.operations import queue as jobs
 from memlineage.operations import release
 from memlineage.operations.queue import RetryPolicy
 from memlineage.store import open_store
-from memlineage.store.protocol import Job, JobEnd, Store
+from memlineage.store.protocol import Detection, Job, JobEnd, Store
 
 
 class GenerationTimeout(Exception):
@@ -193,6 +198,7 @@ class Worker:
         self.stopping = threading.Event()
         self.running: Job | None = None
         self.outcomes: Counter[str] = Counter()
+        self.last_detected: tuple[str, str] | None = None  # (tenant, subject) detected last
         self.generator = generator or load_generator(options.generator)
 
     # -- the loop --
@@ -206,7 +212,8 @@ class Worker:
                     assert self.options.tenant is not None
                     jobs.schedule(self.store, self.options.tenant)
                     next_sweep = time.monotonic() + self.options.schedule
-                if self.step() is not None:
+                detected = self.detect_step()
+                if self.step() is not None or detected is not None:
                     continue
             except Exception as exc:  # the database went away: log, wait, try again
                 self.outcomes["error"] += 1
@@ -225,6 +232,32 @@ class Worker:
         if job.state == "dead":  # its lease expired after the last allowed attempt
             return self._report(job, job.last_outcome or "dead", "dead", None, None, 0.0)
         return self.run_job(job)
+
+    def detect_step(self) -> Detection | None:
+        """Run the detection job of one subject with unchecked events; None when none has.
+
+        Subjects are taken in turn (after the last one this worker checked), so a
+        subject that keeps receiving events does not starve the others.
+        """
+        started = time.monotonic()
+        found = self.store.detect_next(self.options.tenant, self.last_detected)
+        if found is None:
+            return None
+        assert found.tenant is not None
+        self.last_detected = (found.tenant, found.subject)  # not an outcome: not a job
+        self._write(
+            {
+                "ts": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+                "event": "detect",
+                "worker": self.name,
+                "tenant": found.tenant,
+                "subject": found.subject,
+                "detected_through": found.detected_through,
+                "conflicts": len(found.conflicts),
+                "duration_ms": round((time.monotonic() - started) * 1000, 1),
+            }
+        )
+        return found
 
     def run_job(self, job: Job) -> JobReport:
         started = time.monotonic()
@@ -417,7 +450,7 @@ def drain(
     limit: int | None = None,
 ) -> list[JobReport]:
     """Run the due jobs of one tenant in this thread until none is due (``Memory.work``),
-    or ``limit`` jobs have run.
+    or ``limit`` jobs have run; the detection jobs of its subjects first.
 
     Each job is claimed, leased and finished as ``memlineage worker --once`` does it.
     Nothing is logged unless ``log`` is given.
@@ -426,6 +459,8 @@ def drain(
         raise BadInput("must be at least 1", field="limit")
     options = WorkerOptions(tenant=tenant, once=True, timeout=timeout, retry=retry or RetryPolicy())
     worker = Worker(store, options, log=log or io.StringIO(), generator=generator)
+    while worker.detect_step() is not None:  # the detection jobs first: they are cheap
+        pass
     reports: list[JobReport] = []
     while limit is None or len(reports) < limit:
         report = worker.step()

@@ -8,13 +8,14 @@
 - ``switch``: artifacts and the alias compare-and-swap;
 - ``jobs``: the consolidation job queue (its triggers live in ``triggers``);
 - ``policies``: per-tenant temporal and trust policies, versioned, rolled out per subject;
-- ``detect``: contradictions over time, detected right after the append; dismissal;
+- ``detect``: contradictions over time, detected by a job after the append; dismissal;
 - ``erase``: data-protection erasure;
 - ``history``: what audit and lineage read, and the sweep of orphaned candidates;
 - ``release``: release mode, generator configurations, shadow reviews, bypass;
 - ``keys``: API keys of the HTTP service (no subject data);
 - ``evals``: stored evaluation runs (no subject data);
 - ``vectors``: the embedding job, the tenant's embedder, the vectors recall reads.
+- ``keyed``: the versions of one keyed value without reading its subject (LangGraph store).
 
 A backend subclass supplies connections and the SQL text that differs.
 """
@@ -26,6 +27,7 @@ from memlineage.store.erase import EraseMixin
 from memlineage.store.evals import EvalRunsMixin
 from memlineage.store.history import HistoryMixin
 from memlineage.store.jobs import JobsMixin
+from memlineage.store.keyed import KeyedMixin
 from memlineage.store.keys import KeysMixin
 from memlineage.store.operations import OperationsMixin
 from memlineage.store.release import ReleaseMixin
@@ -46,6 +48,7 @@ class SqlStore(
     KeysMixin,
     EvalRunsMixin,
     VectorsMixin,
+    KeyedMixin,
 ):
     """Every transaction of memlineage; a backend subclass supplies connections."""
 

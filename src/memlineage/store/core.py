@@ -38,6 +38,8 @@ class StoreCore(abc.ABC):
     url: str
     policy: TrustPolicy = DEFAULT_POLICY
     text_search: TextSearch  # the backend's full-text lookup (store/search.py)
+    # SQL that differs per backend: a claim's row lock (PostgreSQL: SKIP LOCKED).
+    claim_lock: str = ""
 
     # -- what a backend supplies --
 
@@ -97,6 +99,11 @@ class StoreCore(abc.ABC):
 
     def _resolved_by_policy(self, tx: Tx, tenant: str, subject: str, conflict_id: str) -> bool:
         """Hook: whether the temporal policy made the conflict's resolution (detect.py)."""
+        return False
+
+    def _catch_up_detection(self, tx: Tx, tenant: str, subject: str, high_water: int) -> bool:
+        """Hook: under the subject's lock, run its detection job if events are unchecked
+        (detect.py); True when it ran."""
         return False
 
     def _bump_epoch(self, tx: Tx, tenant: str, subject: str) -> tuple[int, int]:

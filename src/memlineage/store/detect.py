@@ -1,13 +1,13 @@
 """Contradictions over time, recorded by the raw layer: the detection job, and dismissal.
 
-Detection runs as a job right after the append, in a transaction of its own
-(the subject's clock lock first, I7), not inside the append's: extracting an
-event's must-preserve items costs several times a plain append (see
-docs/benchmarks.md), so the append stays as fast as before and detection
-catches up to the high-water mark. ``clocks.detected_through`` is the job's
-watermark, so a run is idempotent and a crash between the two loses nothing:
-the next run (the next append, consolidation or sweep) picks up where it
-stopped.
+Detection runs as a job after the append, in a transaction of its own (the
+subject's clock lock first, I7), not inside the append's: extracting an
+event's must-preserve items costs many times a plain append (see
+docs/benchmarks.md). ``clocks.detected_through`` is the job's watermark and
+its queue: a worker takes a subject that is behind (``detect_next``), every
+consolidation catches its subject up first, and every switch does under its
+lock (``_catch_up_detection``), so no summary is switched over unchecked
+events. A run is idempotent and a crash loses nothing.
 
 A detected conflict is the same operation as a declared one (it names both
 events and the key, bumps the epoch); its ``reason`` names the rule. The
@@ -22,6 +22,8 @@ reads them to find must-keep events instead of extracting again (docs/recall.md)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 from memlineage.errors import NotFound
 from memlineage.meaning import binding, extract
@@ -55,30 +57,88 @@ class DetectionMixin(PoliciesMixin):
             clock = self._lock_clock(tx, tenant, subject)
             if clock is None:
                 raise NotFound(f"no subject {subject!r}", field="subject")
-            detected, kinds_done, kinds_rules = tx.one(
-                "SELECT detected_through, kinds_through, kinds_rules FROM clocks"
-                " WHERE tenant = ? AND subject = ?",
-                (tenant, subject),
-            )
-            through = int(detected)
-            self._catch_up_kinds(tx, tenant, subject, through, int(kinds_done), int(kinds_rules))
-            if through >= clock.high_water:
-                return Detection(subject, through)
-            temporal = self._temporal_policy(tx, tenant)
-            found: list[DetectedConflict] = []
-            events = SqlReader(tx, tenant).events(subject, after=through, through=clock.high_water)
-            run = DetectionRun(tx, tenant, subject, through + 1, by_code_point=self._code_points)
-            run.know_events(events)
-            for start in range(0, len(events), RUN_CHUNK):
-                found += self._detect_chunk(
-                    run, events[start : start + RUN_CHUNK], temporal, checked
-                )
-            self._store_kinds(tx, tenant, subject, events, clock.high_water)
-            tx.execute(
-                "UPDATE clocks SET detected_through = ? WHERE tenant = ? AND subject = ?",
-                (clock.high_water, tenant, subject),
-            )
-            return Detection(subject, clock.high_water, tuple(found))
+            return self._detect_locked(tx, tenant, subject, clock.high_water, checked)
+
+    def detect_next(
+        self, tenant: str | None, after: tuple[str, str] | None = None
+    ) -> Detection | None:
+        """The detection job of one subject with unchecked events; None when there is none.
+
+        The transaction's first statement takes the clock row lock of a subject
+        whose watermark is behind (I7); PostgreSQL skips the rows other workers
+        hold. Subjects after ``after`` (tenant, subject) come first, so a busy
+        subject does not keep the others waiting.
+        """
+        with self._write() as tx:
+            row = self._lock_undetected(tx, tenant, after)
+            if row is None and after is not None:
+                row = self._lock_undetected(tx, tenant, None)
+            if row is None:
+                return None
+            found = self._detect_locked(tx, str(row[0]), str(row[1]), int(row[2]))
+            return replace(found, tenant=str(row[0]))
+
+    def _lock_undetected(
+        self, tx: Tx, tenant: str | None, after: tuple[str, str] | None
+    ) -> Sequence[Any] | None:
+        where = "detected_through < high_water"
+        params: list[Any] = []
+        if tenant is not None:
+            where += " AND tenant = ?"
+            params.append(tenant)
+        if after is not None:
+            where += " AND (tenant, subject) > (?, ?)"
+            params += list(after)
+        row: Sequence[Any] | None = tx.one(
+            "UPDATE clocks SET switches = switches WHERE (tenant, subject) ="
+            f" (SELECT tenant, subject FROM clocks WHERE {where}"
+            f" ORDER BY tenant, subject LIMIT 1{self.claim_lock})"
+            " RETURNING tenant, subject, high_water",
+            params,
+        )
+        return row
+
+    def _catch_up_detection(self, tx: Tx, tenant: str, subject: str, high_water: int) -> bool:
+        """Under the subject's lock: run the detection job if events are unchecked.
+
+        True when it had events to check (the caller re-reads the epoch: a
+        conflict it recorded bumped it).
+        """
+        row = tx.one(
+            "SELECT detected_through FROM clocks WHERE tenant = ? AND subject = ?",
+            (tenant, subject),
+        )
+        if row is None or int(row[0]) >= high_water:
+            return False
+        self._detect_locked(tx, tenant, subject, high_water)
+        return True
+
+    def _detect_locked(
+        self, tx: Tx, tenant: str, subject: str, high_water: int, checked: Advance | None = None
+    ) -> Detection:
+        """The detection job in ``tx``, which holds the subject's clock lock already."""
+        detected, kinds_done, kinds_rules = tx.one(
+            "SELECT detected_through, kinds_through, kinds_rules FROM clocks"
+            " WHERE tenant = ? AND subject = ?",
+            (tenant, subject),
+        )
+        through = int(detected)
+        self._catch_up_kinds(tx, tenant, subject, through, int(kinds_done), int(kinds_rules))
+        if through >= high_water:
+            return Detection(subject, through)
+        temporal = self._temporal_policy(tx, tenant)
+        found: list[DetectedConflict] = []
+        events = SqlReader(tx, tenant).events(subject, after=through, through=high_water)
+        run = DetectionRun(tx, tenant, subject, through + 1, by_code_point=self._code_points)
+        run.know_events(events)
+        for start in range(0, len(events), RUN_CHUNK):
+            found += self._detect_chunk(run, events[start : start + RUN_CHUNK], temporal, checked)
+        self._store_kinds(tx, tenant, subject, events, high_water)
+        tx.execute(
+            "UPDATE clocks SET detected_through = ? WHERE tenant = ? AND subject = ?",
+            (high_water, tenant, subject),
+        )
+        return Detection(subject, high_water, tuple(found))
 
     @property
     def _code_points(self) -> str:

@@ -22,9 +22,6 @@ from memlineage.store.triggers import JOB_COLUMNS, enqueue, job_from_row, tail_t
 
 
 class JobsMixin(StoreCore):
-    # SQL that differs per backend: the claim's row lock (PostgreSQL: SKIP LOCKED).
-    claim_lock: str = ""
-
     def enqueue(
         self, tenant: str, subject: str, reason: str, detail: str | None = None, force: bool = False
     ) -> Job:

@@ -115,6 +115,7 @@ class Detection:
     subject: str
     detected_through: int
     conflicts: tuple[DetectedConflict, ...] = ()  # recorded by this run
+    tenant: str | None = None  # set by ``detect_next``, which picks the subject
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -405,6 +406,24 @@ class JobStore(Protocol):
     def set_tail_threshold(self, tenant: str, threshold: int) -> None: ...
 
 
+@dataclass(frozen=True)
+class KeyVersions:
+    """A key's versions in seq order, and whether the latest one is valid (its current value)."""
+
+    versions: tuple[Event, ...]
+    latest_valid: bool
+
+    @property
+    def current(self) -> Event | None:
+        return self.versions[-1] if self.versions and self.latest_valid else None
+
+
+class KeyedStore(Protocol):
+    """One keyed value's versions without reading its subject (store/keyed.py)."""
+
+    def key_versions(self, tenant: str, subject: str, prefix: str) -> KeyVersions: ...
+
+
 class DetectionStore(Protocol):
     """Contradictions over time (store/detect.py): the detection job and dismissal."""
 
@@ -415,6 +434,9 @@ class DetectionStore(Protocol):
         self, tenant: str, conflict_id: str, reason: str | None = None
     ) -> OpResult: ...
     def pending_detection(self, tenant: str) -> list[str]: ...
+    def detect_next(
+        self, tenant: str | None, after: tuple[str, str] | None = None
+    ) -> Detection | None: ...
 
 
 class PolicyStore(Protocol):
@@ -446,6 +468,7 @@ class HistoryStore(Protocol):
 
 class Store(
     DetectionStore,
+    KeyedStore,
     PolicyStore,
     HistoryStore,
     JobStore,

@@ -62,12 +62,19 @@ class SwitchMixin(StoreCore):
             raise NotFound(f"no artifact {artifact_id!r}", field="artifact")
         subject = str(row[0])
         with self._write() as tx:
-            switch_no = tx.one(
+            locked = tx.one(
                 "UPDATE clocks SET switches = switches + 1 WHERE tenant = ? AND subject = ?"
-                " RETURNING epoch, switches",
+                " RETURNING epoch, switches, high_water",
                 (tenant, subject),
             )
-            epoch, switch_no = int(switch_no[0]), int(switch_no[1])
+            epoch, switch_no = int(locked[0]), int(locked[1])
+            # No summary is switched over events not checked for conflicts: catch the
+            # detection job up first, under this lock. A conflict it records bumps the
+            # epoch, and the re-validation below refuses the switch for it.
+            if self._catch_up_detection(tx, tenant, subject, int(locked[2])):
+                epoch = int(tx.one(
+                    "SELECT epoch FROM clocks WHERE tenant = ? AND subject = ?", (tenant, subject)
+                )[0])  # fmt: skip
             artifact = SqlReader(tx, tenant).artifact(artifact_id, subject, output=False)
             assert artifact is not None
             refusal = self._refusal(tx, tenant, artifact, epoch)

@@ -78,14 +78,21 @@ def _no_database_yet() -> bool:
 
 @command("add", "memlineage add events.jsonl   (or: cat events.jsonl | memlineage add -)")
 @FILE
-def add(file: str) -> Report:
-    """Append events, one JSON object a line (id, subject and text required)."""
+@click.option(
+    "--defer-detection",
+    is_flag=True,
+    help="return after the append; leave contradiction detection to a worker or the next"
+    " consolidate, detect or sweep",
+)
+def add(file: str, defer_detection: bool) -> Report:
+    """Append events, one JSON object a line (id, subject and text required), then detect
+    the contradictions they make (a one-shot command has no worker to leave that to)."""
     with progress_bars() as progress:
         # Every line is validated before the store opens: bad input creates no database either.
         events, lines = parse_jsonl_numbered(read_lines(file, progress), progress)
         created_here = _no_database_yet()
         try:
-            with memory() as mem:
+            with memory(detect_after_add=not defer_detection) as mem:
                 path = getattr(mem.store, "path", None)
                 appended = mem.add(events, lines=lines, progress=progress)  # errors name the line
         except BadInput:

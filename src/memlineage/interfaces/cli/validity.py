@@ -53,7 +53,7 @@ def dismiss(conflict_id: str, reason: str | None) -> Report:
 @command("detect", "memlineage detect user-7 --json")
 @click.argument("subject")
 def detect(subject: str) -> Report:
-    """Run the contradiction detection job of a subject now (it runs after every add)."""
+    """Run the contradiction detection job of a subject now (`add` runs it unless deferred)."""
     with memory() as mem:
         result = mem.detect(subject)
     doc = result.to_json()

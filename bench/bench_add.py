@@ -1,0 +1,160 @@
+"""``Memory.add`` against a bare ``executemany`` of the same rows, and detection throughput.
+
+Workload: LoCoMo conversation turns (one event per turn, one subject per
+conversation and speaker), appended in adds of ``--batch`` lines, each run into
+a fresh database (SQLite file, PostgreSQL schema). Measured in the same run,
+medians of ``--repeats``:
+
+- bare ``executemany``: the driver writing the very rows ``Memory.add`` writes
+  (hashed up front), in the same transactions;
+- ``store.append``: the append transaction alone, events parsed up front;
+- ``Memory.add``: JSON objects, validation and hashing included, with the
+  default detection mode, and with ``detect_after_add=True`` (synchronous);
+- detection: ``Memory.detect`` of every subject after the appends, in events
+  per second of one core (process CPU time), the extraction libraries loaded
+  first; and what loading them costs a new process.
+
+    python bench/bench_add.py [--turns 5000] [--batch 500] [--repeats 3] [--no-pg]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench_store import PG_URL, Backend, PostgresBackend, SqliteBackend, bare_rows, split
+from memlineage import Memory
+from memlineage.raw.ingest import parse_event
+
+DEFAULT_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED = Path(os.environ.get("MEMLINEAGE_SHARED_DATA", DEFAULT_SHARED))
+LOCOMO = SHARED / "locomo" / "locomo10.json"
+
+
+def locomo_turns(limit: int) -> list[dict[str, object]]:
+    """The first ``limit`` conversation turns as event lines, in conversation order."""
+    data = json.loads(LOCOMO.read_text(encoding="utf-8"))
+    lines: list[dict[str, object]] = []
+    for conversation in data:
+        talk = conversation["conversation"]
+        sessions = sorted(
+            (k for k in talk if k.startswith("session_") and not k.endswith("date_time")),
+            key=lambda k: int(k.split("_")[1]),
+        )
+        for session in sessions:
+            for turn in talk[session]:
+                lines.append(
+                    {
+                        "id": f"{conversation['sample_id']}:{turn['dia_id']}",
+                        "subject": f"{conversation['sample_id']}:{turn['speaker']}",
+                        "text": str(turn["text"]),
+                        "at": "2023-05-08T13:56:00Z",
+                    }
+                )
+                if len(lines) == limit:
+                    return lines
+    return lines
+
+
+def timed(backend: Backend, run: Callable[[str], None], repeats: int) -> float:
+    def once() -> float:
+        with backend.fresh() as url:
+            started = time.perf_counter()
+            run(url)
+            return time.perf_counter() - started
+
+    return sorted(once() for _ in range(repeats))[repeats // 2]
+
+
+def detection_cpu(backend: Backend, lines: list[dict[str, object]], batch: int) -> float:
+    """CPU seconds of detecting every subject after a deferred import (libraries warm)."""
+    with backend.fresh() as url, Memory(url, detect_after_add=False) as memory:
+        for chunk in split(lines, batch):
+            memory.add(chunk)
+        memory.detect(str(lines[0]["subject"]))  # loads what extraction needs
+        started = time.process_time()
+        for subject in memory.subjects():
+            memory.detect(subject)
+        return time.process_time() - started
+
+
+def cold_start() -> dict[str, float]:
+    """What a new process pays before its first detection: import, then the first extract."""
+    code = (
+        "import time; t=time.perf_counter(); import memlineage.api; a=time.perf_counter();"
+        "from memlineage.api import must_preserve;"
+        "must_preserve([{'id':'x','subject':'s','text':'I weigh 70 kg and love it.'}]);"
+        "b=time.perf_counter(); print(a-t, b-a)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, second = (float(x) for x in out.stdout.split())
+    return {"import memlineage.api": first, "first extraction": second}
+
+
+def bench(backend: Backend, lines: list[dict[str, object]], batch: int, repeats: int) -> None:
+    total = len(lines)
+    rows = split(bare_rows(lines), batch)
+    events = [parse_event(r) for r in lines]
+    bare = timed(backend, lambda url: backend.bare(url, "executemany", rows), repeats)
+    print(f"{backend.name}: bare executemany {total / bare:,.0f} events/s")
+
+    def append(url: str) -> None:
+        with Memory(url) as memory:
+            for chunk in split(events, batch):
+                memory.store.append("default", chunk)
+
+    def add(**options: Any) -> Callable[[str], None]:
+        def run(url: str) -> None:
+            with Memory(url, **options) as memory:
+                for chunk in split(lines, batch):
+                    memory.add(chunk)
+
+        return run
+
+    for name, run in (
+        ("store.append", append),
+        ("Memory.add (default)", add()),
+        ("Memory.add (detect_after_add=True)", add(detect_after_add=True)),
+    ):
+        seconds = timed(backend, run, repeats)
+        print(
+            f"{backend.name}: {name} {total / seconds:,.0f} events/s,"
+            f" {bare / seconds:.3f}x bare executemany"
+        )
+    cpu = min(detection_cpu(backend, lines, batch) for _ in range(repeats))
+    print(f"{backend.name}: detection {total / cpu:,.0f} events/s per core ({cpu:.2f} s CPU)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--turns", type=int, default=5_000)
+    parser.add_argument("--batch", type=int, default=500, help="lines per add")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pg", default=PG_URL)
+    parser.add_argument("--no-pg", action="store_true")
+    parser.add_argument("--no-detection", action="store_true", help="skip the detection figure")
+    args = parser.parse_args()
+    if not LOCOMO.exists():
+        sys.exit(f"LoCoMo not found at {LOCOMO} (set MEMLINEAGE_SHARED_DATA)")
+    lines = locomo_turns(args.turns)
+    print(f"{len(lines):,} LoCoMo turns, adds of {args.batch}")
+    for what, seconds in cold_start().items():
+        print(f"cold start: {what} {seconds:.2f} s")
+    with tempfile.TemporaryDirectory(prefix="memlineage-bench-") as tmp:
+        backends: list[Backend] = [SqliteBackend(Path(tmp))]
+        if not args.no_pg:
+            backends.append(PostgresBackend(args.pg))
+        for backend in backends:
+            bench(backend, lines, args.batch, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from memlineage.interfaces.cli.app import (
@@ -14,12 +16,36 @@ from memlineage.interfaces.cli.app import (
     settings,
 )
 
+# The modules each optional extra brings, as ``import`` names them.
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "server": ("fastapi", "uvicorn", "jinja2", "python_multipart", "swagger_ui_bundle"),
+    "mcp": ("mcp",),
+}
+
+
+class MissingExtra(click.ClickException):
+    exit_code = 2
+
+
+def require_extra(extra: str, command_name: str) -> None:
+    """One line naming the extra to install, instead of a traceback, on a core install."""
+    for module in EXTRAS[extra]:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            missing = exc.name or module
+            raise MissingExtra(
+                f"{command_name} needs the {extra} extra (module {missing!r} is not installed):"
+                f" pip install 'memlineage[{extra}]'"
+            ) from None
+
 
 @command("serve", "memlineage serve --db memory.db --port 8080")
 @click.option("--host", default="127.0.0.1", show_default=True, help="interface to bind")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(1, 65535))
 def serve(host: str, port: int) -> Report:
     """Run the HTTP service (keys from `memlineage keys create`); binds 127.0.0.1 by default."""
+    require_extra("server", "serve")
     import uvicorn
 
     from memlineage.interfaces.http import create_app
@@ -31,6 +57,7 @@ def serve(host: str, port: int) -> Report:
 @command("mcp", "memlineage mcp --db memory.db --tenant acme")
 def mcp() -> Report:
     """Run the MCP server on stdio, for an agent to remember, recall, revoke and ask why."""
+    require_extra("mcp", "mcp")
     from memlineage.interfaces.mcp_server import build_server
 
     conf = settings()

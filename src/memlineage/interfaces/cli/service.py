@@ -40,7 +40,7 @@ def require_extra(extra: str, command_name: str) -> None:
             ) from None
 
 
-@command("serve", "memlineage serve --db memory.db --port 8080")
+@command("serve", "memlineage serve --db memory.db --port 8080", json_option=False)
 @click.option("--host", default="127.0.0.1", show_default=True, help="interface to bind")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(1, 65535))
 def serve(host: str, port: int) -> Report:
@@ -54,7 +54,7 @@ def serve(host: str, port: int) -> Report:
     return Report({"stopped": True}, "")
 
 
-@command("mcp", "memlineage mcp --db memory.db --tenant acme")
+@command("mcp", "memlineage mcp --db memory.db --tenant acme", json_option=False)
 def mcp() -> Report:
     """Run the MCP server on stdio, for an agent to remember, recall, revoke and ask why."""
     require_extra("mcp", "mcp")

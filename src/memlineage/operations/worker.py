@@ -37,6 +37,7 @@ from memlineage.consolidation.generators.base import GenerationRequest, Generato
 from memlineage.consolidation.generators.chat import Completion, Repair
 from memlineage.consolidation.generators.config import make_generator, resolve
 from memlineage.errors import BadInput
+from memlineage.operations import metrics
 from memlineage.operations import queue as jobs
 from memlineage.operations.queue import RetryPolicy
 from memlineage.store import open_store
@@ -56,6 +57,7 @@ class Abandon(BaseException):
 class WorkerOptions:
     url: str | None = None
     tenant: str | None = "default"  # None: jobs of every tenant
+    metrics_port: int | None = None  # Prometheus metrics on 127.0.0.1:port (+ process index)
     once: bool = False  # drain the due jobs, then exit
     lease: float = 60.0  # seconds; renewed every lease/3 while a job runs
     timeout: float = 30.0  # seconds a generator may take per job (0: no limit)
@@ -236,6 +238,9 @@ class Worker:
                     result = consolidation.consolidate(
                         self.store, job.tenant, job.subject, generator, force=job.force
                     )
+                    metrics.consolidated(
+                        job.tenant, result, time.monotonic() - started, interface="worker"
+                    )
                     end = jobs.end_of(job, result, self.options.retry)
                 except Exception as exc:  # a store or generator error fails the attempt
                     end = jobs.failed(job, f"{type(exc).__name__}: {exc}", self.options.retry)
@@ -304,6 +309,7 @@ class Worker:
             error=error or (job.last_error if state == "dead" else None),
         )
         self.outcomes[outcome] += 1
+        metrics.JOBS_RUN.labels(outcome).inc()
         self._write(report.to_json())
         return report
 
@@ -335,6 +341,11 @@ def run_process(options: WorkerOptions, index: int = 0, results: Any = None) -> 
     """
     schedule = options.schedule if index == 0 else None  # one sweeper per `worker` command
     store = open_store(options.url)
+    if options.metrics_port is not None:  # worker i of --concurrency N: port + i
+        metrics.attach(store)
+        if options.tenant is not None:
+            metrics.STORE.watch(options.tenant)
+        metrics.serve_on(options.metrics_port + index)
     previous: dict[int, Any] = {}
     try:
         worker = Worker(store, dataclasses.replace(options, schedule=schedule))

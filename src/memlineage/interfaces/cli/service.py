@@ -40,17 +40,34 @@ def require_extra(extra: str, command_name: str) -> None:
             ) from None
 
 
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
 @command("serve", "memlineage serve --db memory.db --port 8080", json_option=False)
 @click.option("--host", default="127.0.0.1", show_default=True, help="interface to bind")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(1, 65535))
-def serve(host: str, port: int) -> Report:
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS),
+    default="info",
+    show_default=True,
+    help="uvicorn's log level; info logs each request (its access log), warning does not",
+)
+def serve(host: str, port: int, log_level: str) -> Report:
     """Run the HTTP service (keys from `memlineage keys create`); binds 127.0.0.1 by default."""
     require_extra("server", "serve")
     import uvicorn
 
     from memlineage.interfaces.http import create_app
 
-    uvicorn.run(create_app(settings().db), host=host, port=port, log_level="warning")
+    app = create_app(settings().db)
+    base = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
+    click.echo(
+        f"memlineage: serving {base} (API docs {base}/docs, review page {base}/review,"
+        f" metrics {base}/metrics); Ctrl-C stops",
+        err=True,
+    )
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=True)
     return Report({"stopped": True}, "")
 
 

@@ -10,7 +10,7 @@ the charts, the latest run's per-subject table and its blocking findings.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -79,7 +79,7 @@ def _chart(name: str, runs: Sequence[Mapping[str, Any]]) -> str:
         return LEFT + inner_w * (i / max(1, len(runs) - 1))
 
     def y(v: float) -> float:
-        return TOP + inner_h * (1 - (v - bottom) / span)
+        return float(TOP + inner_h * (1 - (v - bottom) / span))
 
     points = [(x(i), y(v), v, runs[i]) for i, v in enumerate(values) if v is not None]
     path = " ".join(f"{px:.1f},{py:.1f}" for px, py, _, _ in points)
@@ -104,7 +104,7 @@ def _chart(name: str, runs: Sequence[Mapping[str, Any]]) -> str:
 </svg></figure>"""
 
 
-def _y_axis(bottom: float, top: float, y: Any) -> str:
+def _y_axis(bottom: float, top: float, y: Callable[[float], float]) -> str:
     """The value axis: three ticks (bottom, middle, top) with light grid lines."""
     parts = [f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}" stroke="#999"/>']
     for value in (bottom, (bottom + top) / 2, top):
@@ -117,7 +117,7 @@ def _y_axis(bottom: float, top: float, y: Any) -> str:
     return "".join(parts)
 
 
-def _x_axis(count: int, x: Any) -> str:
+def _x_axis(count: int, x: Callable[[int], float]) -> str:
     """The run axis: a tick per run, a label on every ``step``-th so that none overlap."""
     base = HEIGHT - BOTTOM
     parts = [f'<line x1="{LEFT}" y1="{base}" x2="{WIDTH - RIGHT}" y2="{base}" stroke="#999"/>']

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -142,18 +144,9 @@ def test_cli_eval_exit_codes_and_html(db_url: str, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="no Chromium on this machine")
 def test_html_report_shows_its_charts_in_a_browser(corpus: Memory, tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
-    from memlineage.operations.reports import render_html
-
     corpus.eval()
     corpus.eval(generator=Inventing())
-    page_file = tmp_path / "report.html"
-    page_file.write_text(render_html(corpus.eval_runs()))
-    with sync_playwright() as play:
-        browser = play.chromium.launch(executable_path=shutil.which("chromium"))
-        page = browser.new_page()
-        page.goto(page_file.as_uri())
+    with report_in_chromium(corpus.eval_runs(), tmp_path) as page:
         charts = page.locator("figure svg")
         assert charts.count() == len(evaluation.METRICS)
         for index in range(charts.count()):
@@ -162,7 +155,6 @@ def test_html_report_shows_its_charts_in_a_browser(corpus: Memory, tmp_path: Pat
         assert page.locator("circle").count() == 2 * len(evaluation.METRICS)
         assert "BLOCKED" in page.inner_text("body")
         page.screenshot(path=str(tmp_path / "report.png"))
-        browser.close()
 
 
 def _runs(count: int) -> list[dict[str, Any]]:
@@ -181,20 +173,11 @@ def _runs(count: int) -> list[dict[str, Any]]:
 def test_report_charts_have_labelled_axes_and_no_overlapping_labels(
     tmp_path: Path, count: int
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
-    from memlineage.operations.reports import render_html
-
-    page_file = tmp_path / "report.html"
-    page_file.write_text(render_html(_runs(count)))
     boxes_of = """figure => [...figure.querySelectorAll('svg text')].map(t => {
         const r = t.getBoundingClientRect();
         return {text: t.textContent, x: r.x, y: r.y, w: r.width, h: r.height};
     })"""
-    with sync_playwright() as play:
-        browser = play.chromium.launch(executable_path=shutil.which("chromium"))
-        page = browser.new_page()
-        page.goto(page_file.as_uri())
+    with report_in_chromium(_runs(count), tmp_path) as page:
         figures = page.locator("figure")
         assert figures.count() == len(evaluation.METRICS)
         for index in range(figures.count()):
@@ -215,4 +198,20 @@ def test_report_charts_have_labelled_axes_and_no_overlapping_labels(
                 )
                 assert apart, (a, b)
         page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+
+
+@contextlib.contextmanager
+def report_in_chromium(runs: list[dict[str, Any]], tmp_path: Path) -> Iterator[Any]:
+    """The HTML report of ``runs`` opened in a real headless Chromium: its page."""
+    from playwright.sync_api import sync_playwright
+
+    from memlineage.operations.reports import render_html
+
+    page_file = tmp_path / "report.html"
+    page_file.write_text(render_html(runs))
+    with sync_playwright() as play:
+        browser = play.chromium.launch(executable_path=shutil.which("chromium"))
+        page = browser.new_page()
+        page.goto(page_file.as_uri())
+        yield page
         browser.close()

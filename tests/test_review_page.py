@@ -94,14 +94,19 @@ def test_another_tenants_key_sees_nothing_of_this_queue(shadow_service: Service)
         assert page.status_code == 404
 
 
+def published_then_shadow(memory: Memory) -> None:
+    """A published summary of user-7, then shadow mode and one more event."""
+    memory.add(EVENTS)
+    assert memory.consolidate("user-7").switched
+    memory.release_mode("shadow")
+    memory.add([{"id": "m-4", "subject": "user-7", "text": "The budget is 4,500 EUR."}])
+
+
 @pytest.fixture
 def stale_published(db_url: str) -> Service:
     """A published summary made stale by a revocation, and a pending candidate after it."""
     with Memory(db_url, tenant="acme") as memory:
-        memory.add(EVENTS)
-        assert memory.consolidate("user-7").switched
-        memory.release_mode("shadow")
-        memory.add([{"id": "m-4", "subject": "user-7", "text": "The budget is 4,500 EUR."}])
+        published_then_shadow(memory)
         memory.revoke("m-2")
         assert memory.consolidate("user-7").awaiting_review
     with service_on(db_url) as service:
@@ -138,10 +143,7 @@ def test_a_stale_published_summary_is_marked_and_the_candidate_shown_as_a_diff(
 
 def test_a_fresh_published_summary_is_not_marked_stale(db_url: str) -> None:
     with Memory(db_url, tenant="acme") as memory:
-        memory.add(EVENTS)
-        assert memory.consolidate("user-7").switched
-        memory.release_mode("shadow")
-        memory.add([{"id": "m-4", "subject": "user-7", "text": "The budget is 4,500 EUR."}])
+        published_then_shadow(memory)
         candidate = memory.consolidate("user-7", force=True)
         assert candidate.awaiting_review
     with service_on(db_url) as service, httpx.Client(base_url=service.url) as http:

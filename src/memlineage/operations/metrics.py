@@ -48,6 +48,9 @@ FALLBACKS = Counter(
     "memlineage_generator_fallbacks",
     "Consolidations that published the built-in generator's output after a model failed",
 )
+SCRAPE_ERRORS = Counter(
+    "memlineage_metrics_store_errors", "Scrapes whose store-backed families could not be read"
+)
 JOBS_RUN = Counter("memlineage_worker_jobs", "Jobs a worker ran, by outcome", ["outcome"])
 
 
@@ -83,13 +86,16 @@ class StoreCollector(Collector):
         with self.lock:
             tenants = sorted(self.tenants)
             watched = list(self.subjects)
-        for tenant in tenants if store is not None else []:
-            assert store is not None
-            counts = Tally(job.state for job in store.jobs(tenant))
-            for state in JOB_STATES:
-                jobs.add_metric([tenant, state], counts.get(state, 0))
-            subjects = [s for t, s in watched if t == tenant]
-            stale.add_metric([tenant], len(visible_stale(store, tenant, subjects)))
+        try:
+            for tenant in tenants if store is not None else []:
+                assert store is not None
+                counts = Tally(job.state for job in store.jobs(tenant))
+                for state in JOB_STATES:
+                    jobs.add_metric([tenant, state], counts.get(state, 0))
+                subjects = [s for t, s in watched if t == tenant]
+                stale.add_metric([tenant], len(visible_stale(store, tenant, subjects)))
+        except Exception:  # the store is down: the other families must still be scraped
+            SCRAPE_ERRORS.inc()
         yield jobs
         yield stale
 

@@ -84,9 +84,9 @@ def test_malformed_jsonl_names_line_and_field_and_applies_nothing(
 ) -> None:
     rows: list[Any] = [EVENTS[0], EVENTS[1], {"id": "m-9", "subject": "user-7", "text": 42}]
     code, doc = run(db_url, "add", write_jsonl(tmp_path / "bad.jsonl", rows))
-    assert code == 2 and doc is None
     err = capsys.readouterr().err
     assert "line 3" in err and "'text'" in err and err.count("\n") == 1
+    assert code == 2 and doc["error"]["message"] == err[len("memlineage: ") : -1]
     code, doc = run(db_url, "add", write_jsonl(tmp_path / "broken.jsonl", [EVENTS[0], "{oops"]))
     assert code == 2 and "line 2" in capsys.readouterr().err
     code, doc = run(db_url, "recall", "user-7")  # nothing applied: not even a database
@@ -146,7 +146,7 @@ def test_values_json_or_the_contract_cannot_carry_exit_2_with_the_line(
     path = write_jsonl(tmp_path / "bad.jsonl", [EVENTS[0], line])
     code, doc = run(db_url, "add", path)
     err = capsys.readouterr().err
-    assert code == 2 and doc is None
+    assert code == 2 and doc["error"]["message"] == err[len("memlineage: ") : -1]
     assert "line 2" in err and err.count("\n") == 1
     if field:
         assert field in err
@@ -272,9 +272,11 @@ def test_all_consolidates_every_subject_and_refuses_explicit_ones_too(
     before = dump(db_url)
     for argv in (["--all", "user-1"], ["user-1", "--all"], []):
         capsys.readouterr()
-        assert run(db_url, "consolidate", *argv) == (2, None)
+        code, doc = run(db_url, "consolidate", *argv)
         err = capsys.readouterr().err
         assert err.startswith("memlineage: ") and err.count("\n") == 1, err
+        assert (code, doc["error"]["type"]) == (2, "UsageError")
+        assert doc["error"]["message"] == err[len("memlineage: ") : -1]
         assert "--all" in err
     assert dump(db_url) == before
     code, doc = run(db_url, "consolidate", "--all")
@@ -313,9 +315,11 @@ def test_an_unknown_subject_exits_2_and_nothing_is_consolidated(
     run(db_url, "add", write_jsonl(tmp_path / "e.jsonl", SUBJECTS))
     before = dump(db_url)
     capsys.readouterr()
-    assert run(db_url, "consolidate", "user-1", "nobody", "user-3") == (2, None)
+    message = "field 'subject': no events for subject 'nobody'"
+    error = {"error": {"code": 2, "type": "NotFound", "message": message}}
+    assert run(db_url, "consolidate", "user-1", "nobody", "user-3") == (2, error)
     err = capsys.readouterr().err
-    assert err == "memlineage: field 'subject': no events for subject 'nobody'\n"
+    assert err == f"memlineage: {message}\n"
     assert dump(db_url) == before
     assert run(db_url, "consolidate", "user-1", "user-2", "--budget", "0")[0] == 2
     assert dump(db_url) == before

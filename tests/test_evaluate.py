@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
+import itertools
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,18 +144,9 @@ def test_cli_eval_exit_codes_and_html(db_url: str, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="no Chromium on this machine")
 def test_html_report_shows_its_charts_in_a_browser(corpus: Memory, tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
-    from memlineage.operations.reports import render_html
-
     corpus.eval()
     corpus.eval(generator=Inventing())
-    page_file = tmp_path / "report.html"
-    page_file.write_text(render_html(corpus.eval_runs()))
-    with sync_playwright() as play:
-        browser = play.chromium.launch(executable_path=shutil.which("chromium"))
-        page = browser.new_page()
-        page.goto(page_file.as_uri())
+    with report_in_chromium(corpus.eval_runs(), tmp_path) as page:
         charts = page.locator("figure svg")
         assert charts.count() == len(evaluation.METRICS)
         for index in range(charts.count()):
@@ -161,4 +155,63 @@ def test_html_report_shows_its_charts_in_a_browser(corpus: Memory, tmp_path: Pat
         assert page.locator("circle").count() == 2 * len(evaluation.METRICS)
         assert "BLOCKED" in page.inner_text("body")
         page.screenshot(path=str(tmp_path / "report.png"))
+
+
+def _runs(count: int) -> list[dict[str, Any]]:
+    """Stored runs as ``eval_runs`` returns them, with a trend in every metric."""
+    runs = []
+    for i in range(count):
+        metrics = {name: round(0.5 + 0.4 * i / count, 3) for name in evaluation.METRICS}
+        metrics["stale_visible"] = 0.0
+        report = {"metrics": metrics, "blocking": [], "subjects": []}
+        runs.append({"run_id": f"run-{i + 1}", "passed": i != 3, "report": report})
+    return runs
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="no Chromium on this machine")
+@pytest.mark.parametrize("count", [2, 12, 60])
+def test_report_charts_have_labelled_axes_and_no_overlapping_labels(
+    tmp_path: Path, count: int
+) -> None:
+    boxes_of = """figure => [...figure.querySelectorAll('svg text')].map(t => {
+        const r = t.getBoundingClientRect();
+        return {text: t.textContent, x: r.x, y: r.y, w: r.width, h: r.height};
+    })"""
+    with report_in_chromium(_runs(count), tmp_path) as page:
+        figures = page.locator("figure")
+        assert figures.count() == len(evaluation.METRICS)
+        for index in range(figures.count()):
+            figure = figures.nth(index)
+            titles = figure.locator(".axis-title").all_text_contents()
+            assert titles[0] == "run (oldest to newest)" and titles[1], titles
+            labels = figure.locator("text.tick").all_text_contents()
+            assert "#1" in labels  # runs numbered oldest first
+            points = figure.locator("polyline").get_attribute("points") or ""
+            assert len(points.split()) == count  # one point per run: the trend
+            boxes = figure.evaluate(boxes_of)
+            for a, b in itertools.combinations(boxes, 2):
+                apart = (
+                    a["x"] + a["w"] <= b["x"]
+                    or b["x"] + b["w"] <= a["x"]
+                    or a["y"] + a["h"] <= b["y"]
+                    or b["y"] + b["h"] <= a["y"]
+                )
+                assert apart, (a, b)
+        page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+
+
+@contextlib.contextmanager
+def report_in_chromium(runs: list[dict[str, Any]], tmp_path: Path) -> Iterator[Any]:
+    """The HTML report of ``runs`` opened in a real headless Chromium: its page."""
+    from playwright.sync_api import sync_playwright
+
+    from memlineage.operations.reports import render_html
+
+    page_file = tmp_path / "report.html"
+    page_file.write_text(render_html(runs))
+    with sync_playwright() as play:
+        browser = play.chromium.launch(executable_path=shutil.which("chromium"))
+        page = browser.new_page()
+        page.goto(page_file.as_uri())
+        yield page
         browser.close()

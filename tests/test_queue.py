@@ -304,7 +304,8 @@ def test_jobs_and_worker_on_the_command_line(memory: Memory, db_url: str) -> Non
     code, doc = cli(db_url, "jobs", "add", "user-7")
     assert code == 0 and [(j["subject"], j["state"]) for j in doc] == [("user-7", "queued")]
     code, doc = cli(db_url, "jobs", "add", "nobody")
-    assert code == 2 and doc is None
+    message = "field 'subject': no events for subject 'nobody'"
+    assert (code, doc) == (2, {"error": {"code": 2, "type": "NotFound", "message": message}})
     code, doc = cli(db_url, "jobs")
     assert code == 0 and doc[0]["reason"] == "manual" and doc[0]["due"].endswith("Z")
     code, doc = cli(db_url, "worker", "--once")

@@ -462,6 +462,7 @@ def run(db: str, *argv: str) -> tuple[int, str]:
 def test_cli_recall_with_query_budget_and_format(db_url: str) -> None:
     with Memory(db_url, tenant="acme") as memory:
         seed(memory)
+        memory.add([{"id": "u8-1", "subject": "user-8", "text": "I prefer tea."}])
     code, text = run(
         db_url, "recall", "user-7", "--query", "weather", "--budget", "50", "--format", "markdown"
     )
@@ -473,6 +474,8 @@ def test_cli_recall_with_query_budget_and_format(db_url: str) -> None:
     assert code == 0 and [s["subject"] for s in json.loads(out)["subjects"]] == ["user-7", "user-8"]
     code, _ = run(db_url, "recall", "user-7", "--budget", "-3")
     assert code == 2
+    code, out = run(db_url, "recall", "user-7", "user-9", "--json")  # no events: as consolidate
+    assert code == 2 and json.loads(out)["error"]["type"] == "NotFound"
 
 
 def test_query_words_leave_out_stop_words_and_operators() -> None:

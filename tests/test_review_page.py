@@ -92,3 +92,62 @@ def test_another_tenants_key_sees_nothing_of_this_queue(shadow_service: Service)
         assert pending["artifact_id"] not in http.get("/review").text
         page = http.get(f"/review/{pending['artifact_id']}/show")
         assert page.status_code == 404
+
+
+def published_then_shadow(memory: Memory) -> None:
+    """A published summary of user-7, then shadow mode and one more event."""
+    memory.add(EVENTS)
+    assert memory.consolidate("user-7").switched
+    memory.release_mode("shadow")
+    memory.add([{"id": "m-4", "subject": "user-7", "text": "The budget is 4,500 EUR."}])
+
+
+@pytest.fixture
+def stale_published(db_url: str) -> Service:
+    """A published summary made stale by a revocation, and a pending candidate after it."""
+    with Memory(db_url, tenant="acme") as memory:
+        published_then_shadow(memory)
+        memory.revoke("m-2")
+        assert memory.consolidate("user-7").awaiting_review
+    with service_on(db_url) as service:
+        yield service  # type: ignore[misc]
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)"
+)
+def test_a_stale_published_summary_is_marked_and_the_candidate_shown_as_a_diff(
+    stale_published: Service, tmp_path: Path
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as play:
+        browser = play.chromium.launch(executable_path=CHROMIUM)
+        page = browser.new_page()
+        page.goto(f"{stale_published.url}/review/login")
+        page.fill("input[name=key]", stale_published.keys["acme"])
+        page.fill("input[name=reviewer]", "Ana Reviewer")
+        page.click("button[type=submit]")
+        page.click("#pending a")
+        marker = page.locator("#published-stale")
+        assert marker.is_visible()
+        assert marker.inner_text().startswith("Stale: status stale; recall no longer serves it")
+        added = page.locator("#diff .added").all_inner_texts()
+        removed = page.locator("#diff .removed").all_inner_texts()
+        assert "+ - The budget is 4,500 EUR." in added
+        assert "- - I love jazz." in removed
+        assert "  - Never deploy on Fridays." in page.locator("#diff .same").all_inner_texts()
+        page.screenshot(path=str(artifacts_dir(tmp_path) / "review-diff.png"), full_page=True)
+        browser.close()
+
+
+def test_a_fresh_published_summary_is_not_marked_stale(db_url: str) -> None:
+    with Memory(db_url, tenant="acme") as memory:
+        published_then_shadow(memory)
+        candidate = memory.consolidate("user-7", force=True)
+        assert candidate.awaiting_review
+    with service_on(db_url) as service, httpx.Client(base_url=service.url) as http:
+        http.post("/review/login", data={"key": service.keys["acme"], "reviewer": "ana"})
+        page = http.get(f"/review/{candidate.artifact.id}/show", follow_redirects=True).text
+    assert 'id="published-stale"' not in page
+    assert '<span class="added">+ - The budget is 4,500 EUR.</span>' in page

@@ -41,8 +41,8 @@ from memlineage.consolidation import consolidate as consolidation
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.chat import Completion, Repair
 from memlineage.errors import BadInput
+from memlineage.operations import metrics, release
 from memlineage.operations import queue as jobs
-from memlineage.operations import release
 from memlineage.operations.queue import RetryPolicy
 from memlineage.store import open_store
 from memlineage.store.protocol import Detection, Job, JobEnd, Store
@@ -61,6 +61,7 @@ class Abandon(BaseException):
 class WorkerOptions:
     url: str | None = None
     tenant: str | None = "default"  # None: jobs of every tenant
+    metrics_port: int | None = None  # Prometheus metrics on 127.0.0.1:port (+ process index)
     once: bool = False  # drain the due jobs, then exit
     lease: float = 60.0  # seconds; renewed every lease/3 while a job runs
     timeout: float = 30.0  # seconds a generator may take per job (0: no limit)
@@ -279,6 +280,9 @@ class Worker:
                         force=job.force,
                         config_version=version,
                     )
+                    metrics.consolidated(
+                        job.tenant, result, time.monotonic() - started, interface="worker"
+                    )
                     end = jobs.end_of(job, result, self.options.retry)
                 except Exception as exc:  # a store or generator error fails the attempt
                     end = jobs.failed(job, f"{type(exc).__name__}: {exc}", self.options.retry)
@@ -347,6 +351,7 @@ class Worker:
             error=error or (job.last_error if state == "dead" else None),
         )
         self.outcomes[outcome] += 1
+        metrics.JOBS_RUN.labels(outcome).inc()
         self._write(report.to_json())
         return report
 
@@ -378,6 +383,11 @@ def run_process(options: WorkerOptions, index: int = 0, results: Any = None) -> 
     """
     schedule = options.schedule if index == 0 else None  # one sweeper per `worker` command
     store = open_store(options.url)
+    if options.metrics_port is not None:  # worker i of --concurrency N: port + i
+        metrics.attach(store)
+        if options.tenant is not None:
+            metrics.STORE.watch(options.tenant)
+        metrics.serve_on(options.metrics_port + index)
     previous: dict[int, Any] = {}
     try:
         worker = Worker(store, dataclasses.replace(options, schedule=schedule))

@@ -2,8 +2,10 @@
 
 Built on click. ``--db``, ``--tenant`` and ``--json`` are accepted before or
 after the subcommand. Every reporting command takes ``--json`` and then prints
-exactly one JSON document on stdout. Exit codes: 0 success, 1 a check failed,
-2 bad input or usage, with a one-line message on stderr; 130 when interrupted.
+exactly one JSON document on stdout: its report, or on an error
+``{"error": {"code", "type", "message"}}``. Exit codes: 0 success, 1 a check
+failed, 2 bad input or usage, with a one-line message on stderr; 130 when
+interrupted.
 
 Each module below registers one group of commands on the root; a new group is
 one import here.

@@ -21,7 +21,7 @@ from typing import Any, TextIO, TypeVar
 import click
 
 from memlineage.api import Memory, check_tenant
-from memlineage.errors import BadInput, MemlineageError
+from memlineage.errors import BadInput, MemlineageError, NotFound
 from memlineage.store import default_url
 from memlineage.strings import printable
 
@@ -77,8 +77,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 
-def global_options(command: F) -> F:
-    """``--db``, ``--tenant`` and ``--json``, accepted before or after the subcommand."""
+def global_options(command: F, *, json_option: bool = True) -> F:
+    """``--db``, ``--tenant`` and ``--json``, accepted before or after the subcommand.
+
+    ``json_option=False`` leaves ``--json`` out, for a command that prints no
+    document (``serve``, ``mcp``)."""
     options = [
         click.option(
             "--db",
@@ -104,6 +107,8 @@ def global_options(command: F) -> F:
             help="print exactly one JSON document on stdout",
         ),
     ]
+    if not json_option:
+        options = options[:2]
     for option in reversed(options):
         command = option(command)
     return command
@@ -136,11 +141,57 @@ def progress_enabled() -> bool:
     return sys.stderr.isatty() and not settings().json
 
 
+# ``--help`` lists the commands by topic, in this order; a command not named here is
+# listed under "Other commands".
+TOPICS: dict[str, tuple[str, ...]] = {
+    "Events (the raw layer)": (
+        "add",
+        "events",
+        "extract",
+        "revoke",
+        "trust",
+        "erase",
+    ),
+    "Conflicts and policies": ("conflict", "resolve", "dismiss", "detect", "policy"),
+    "Summaries and recall": ("consolidate", "recall", "artifacts"),
+    "Lineage": ("lineage", "why", "audit"),
+    "Jobs and workers": ("worker", "jobs", "sweep"),
+    "Evaluation and release": ("verify", "eval", "release", "review"),
+    "Serving": ("serve", "mcp", "keys"),
+    "Getting started": ("demo",),
+}
+
+
 class RootGroup(click.Group):
-    """Lists commands in the order they were added, as the contract table does."""
+    """Lists commands in the order they were added, and ``--help`` groups them by topic."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        listed = [
+            (name, cmd)
+            for name in self.list_commands(ctx)
+            if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden
+        ]
+        if not listed:
+            return
+        limit = formatter.width - 6 - max(len(name) for name, _ in listed)
+        by_topic: dict[str, list[tuple[str, str]]] = {}
+        topic_of = {name: topic for topic, names in TOPICS.items() for name in names}
+        for name, cmd in listed:
+            topic = topic_of.get(name, "Other commands")
+            by_topic.setdefault(topic, []).append((name, cmd.get_short_help_str(limit)))
+        for topic in [*TOPICS, "Other commands"]:
+            rows = sorted(by_topic.get(topic, []), key=lambda row: _rank(topic, row[0]))
+            if rows:
+                with formatter.section(topic):
+                    formatter.write_dl(rows)
+
+
+def _rank(topic: str, name: str) -> int:
+    names = TOPICS.get(topic, ())
+    return names.index(name) if name in names else len(names)
 
 
 @click.group(
@@ -154,11 +205,13 @@ def root() -> None:
     """Memory consolidation for LLM agents, with lineage and a fidelity gate."""
 
 
-def command(name: str, example: str, **kwargs: Any) -> Callable[[Callable[..., Report]], Any]:
+def command(
+    name: str, example: str, *, json_option: bool = True, **kwargs: Any
+) -> Callable[[Callable[..., Report]], Any]:
     """Register a reporting command with the global options and an example in its help."""
 
     def register(func: Callable[..., Report]) -> Any:
-        wrapped = global_options(reporting(func))
+        wrapped = global_options(reporting(func), json_option=json_option)
         return root.command(name, epilog=f"Example: {example}", **kwargs)(wrapped)
 
     return register
@@ -167,22 +220,24 @@ def command(name: str, example: str, **kwargs: Any) -> Callable[[Callable[..., R
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None) -> int:
     """Run the command line; returns the exit code instead of raising SystemExit."""
     args = list(argv) if argv is not None else sys.argv[1:]
+    conf = Settings(out=stdout)
+    # A usage error can stop parsing before the --json callback ran: the word itself counts.
+    as_json = "--json" in args[: args.index("--")] if "--" in args else "--json" in args
     try:
         # make_context + invoke rather than root.main: main() itself prints a blank
         # line on Ctrl-C before turning it into click.Abort.
-        with root.make_context("memlineage", args, obj=Settings(out=stdout)) as ctx:
+        with root.make_context("memlineage", args, obj=conf) as ctx:
             result = root.invoke(ctx)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:
-        print(f"memlineage: {exc.format_message()}", file=sys.stderr)
-        return int(exc.exit_code)
+        error = Failure(int(exc.exit_code), type(exc).__name__, exc.format_message())
+        return error.tell(conf, as_json)
     except (click.Abort, KeyboardInterrupt):
-        print("memlineage: interrupted", file=sys.stderr)
-        return 130
+        return Failure(130, "Interrupted", "interrupted").tell(conf, as_json)
     except MemlineageError as exc:
-        print(f"memlineage: {printable(str(exc))}", file=sys.stderr)
-        return int(exc.exit_code)
+        error = Failure(int(exc.exit_code), type(exc).__name__, printable(_explained(exc, conf)))
+        return error.tell(conf, as_json)
     except BrokenPipeError:
         # The reader of stdout went away (``| head``): stop quietly, as Unix tools do.
         if stdout is None:
@@ -200,3 +255,40 @@ def _silence_stdout() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, target)
     os.close(devnull)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An error as the contract shows it: one line on stderr and, with ``--json``, one
+    document on stdout in the HTTP service's error shape."""
+
+    code: int
+    type: str
+    message: str
+
+    def tell(self, conf: Settings, as_json: bool) -> int:
+        print(f"memlineage: {self.message}", file=sys.stderr)
+        if conf.json or as_json:
+            doc = {"error": {"code": self.code, "type": self.type, "message": self.message}}
+            conf.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        return self.code
+
+
+def _explained(exc: MemlineageError, conf: Settings) -> str:
+    """A subject not found in a tenant that has no events at all: say so, since the usual
+    cause is a wrong ``--tenant`` (or ``--db``) rather than a wrong subject."""
+    if not (isinstance(exc, NotFound) and exc.field == "subject"):
+        return str(exc)
+    try:
+        with Memory(conf.db, tenant=conf.tenant, create=False) as mem:
+            empty = not mem.subjects()
+    except Exception:  # no store to look in: an explanation must never hide the error
+        return str(exc)
+    if not empty:
+        return str(exc)
+    return str(
+        BadInput(
+            f"tenant {conf.tenant!r} has no events, so no subject either; check --tenant and --db",
+            field="tenant",
+        )
+    )

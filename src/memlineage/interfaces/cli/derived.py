@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from memlineage.consolidation.consolidate import Consolidation, Consolidations
+from memlineage.errors import NotFound
 from memlineage.interfaces.cli.app import Report, command, memory
 from memlineage.interfaces.cli.generate import generator_options
 from memlineage.interfaces.cli.progress import progress_bars
@@ -121,6 +122,9 @@ def recall(
     budget. Several subjects share the budget. --json prints one document.
     """
     with memory(create=False) as mem:
+        for subject in subjects:  # refused as consolidate refuses it: exit 2, nothing printed
+            if not mem.has_subject(subject):
+                raise NotFound(f"no events for subject {subject!r}", field="subject")
         if len(subjects) == 1:
             recalled: Recall | RecallSet = mem.recall(subjects[0], query, budget)
         else:

@@ -38,6 +38,12 @@ from memlineage.store.protocol import Job
 @click.option("--poll", default=1.0, show_default=True, help="seconds between empty claims")
 @click.option("--schedule", type=float, help="queue outdated subjects every so many seconds")
 @click.option("--generator", help="module:attr of a generator (instance or factory)")
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="serve Prometheus metrics on 127.0.0.1:PORT/metrics (worker i of N: PORT+i)",
+)
 def worker(
     concurrency: int,
     once: bool,
@@ -49,6 +55,7 @@ def worker(
     poll: float,
     schedule: float | None,
     generator: str | None,
+    metrics_port: int | None,
 ) -> Report:
     """Claim and run consolidation jobs until stopped (SIGTERM: finish the job, then exit).
 
@@ -65,6 +72,7 @@ def worker(
         schedule=schedule,
         retry=RetryPolicy(max_attempts=max_attempts, backoff=backoff),
         generator=generator,
+        metrics_port=metrics_port,
     )
     outcomes = workers.run(options, concurrency)
     doc = {"processes": concurrency, "jobs": sum(outcomes.values()), "outcomes": dict(outcomes)}

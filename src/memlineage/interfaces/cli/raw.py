@@ -43,12 +43,21 @@ def read_lines(path: str, progress: Progress | None = None) -> list[str]:
     return split_lines(data, path)
 
 
+STDIN_HINT = (
+    "memlineage: reading events from stdin, one JSON object a line; end with Ctrl-D"
+    " (or give a FILE: memlineage add events.jsonl)"
+)
+
+
 def _read_stdin(progress: Progress | None) -> bytes:
     # sys.stdin is None when the process started with descriptor 0 closed (``<&-``).
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:
         raise BadInput("stdin is closed; give a FILE or pipe events in", field="file")
-    watched = None if stream.isatty() else progress  # no bar over what a person types
+    typing = stream.isatty()
+    if typing:  # a person at a terminal who gave no FILE: say what is awaited, not hang silently
+        print(STDIN_HINT, file=sys.stderr)
+    watched = None if typing else progress  # no bar over what a person types
     try:
         data = read_stream(stream, watched)
     except OSError as exc:

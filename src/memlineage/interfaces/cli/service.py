@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from memlineage.interfaces.cli.app import (
@@ -14,21 +16,62 @@ from memlineage.interfaces.cli.app import (
     settings,
 )
 
+# The modules each optional extra brings, as ``import`` names them.
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "server": ("fastapi", "uvicorn", "jinja2", "python_multipart", "swagger_ui_bundle"),
+    "mcp": ("mcp",),
+}
 
-@command("serve", "memlineage serve --db memory.db --port 8080")
+
+class MissingExtra(click.ClickException):
+    exit_code = 2
+
+
+def require_extra(extra: str, command_name: str) -> None:
+    """One line naming the extra to install, instead of a traceback, on a core install."""
+    for module in EXTRAS[extra]:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            missing = exc.name or module
+            raise MissingExtra(
+                f"{command_name} needs the {extra} extra (module {missing!r} is not installed):"
+                f" pip install 'memlineage[{extra}]'"
+            ) from None
+
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+@command("serve", "memlineage serve --db memory.db --port 8080", json_option=False)
 @click.option("--host", default="127.0.0.1", show_default=True, help="interface to bind")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(1, 65535))
-def serve(host: str, port: int) -> Report:
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS),
+    default="info",
+    show_default=True,
+    help="uvicorn's log level; info logs each request (its access log), warning does not",
+)
+def serve(host: str, port: int, log_level: str) -> Report:
     """Run the HTTP service (keys from `memlineage keys create`); binds 127.0.0.1 by default."""
+    require_extra("server", "serve")
     import uvicorn
 
     from memlineage.interfaces.http import create_app
 
-    uvicorn.run(create_app(settings().db), host=host, port=port, log_level="warning")
+    app = create_app(settings().db)
+    base = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
+    click.echo(
+        f"memlineage: serving {base} (API docs {base}/docs, review page {base}/review,"
+        f" metrics {base}/metrics); Ctrl-C stops",
+        err=True,
+    )
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=True)
     return Report({"stopped": True}, "")
 
 
-@command("mcp", "memlineage mcp --db memory.db --tenant acme")
+@command("mcp", "memlineage mcp --db memory.db --tenant acme", json_option=False)
 @click.option(
     "--transport",
     type=click.Choice(["stdio", "streamable-http"]),
@@ -43,6 +86,7 @@ def mcp(transport: str, host: str, port: int) -> Report:
 
     Over streamable HTTP it answers at http://HOST:PORT/mcp and every request needs
     `Authorization: Bearer KEY`, a key from `memlineage keys create`."""
+    require_extra("mcp", "mcp")
     from memlineage.interfaces import mcp_server
 
     conf = settings()

@@ -18,15 +18,18 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from memlineage import __version__
-from memlineage.errors import BadInput, MemlineageError, NotFound
-from memlineage.interfaces.http.deps import Unauthorized
+from memlineage.errors import BadInput, DuplicateEventId, MemlineageError, NotFound
+from memlineage.interfaces.http.deps import BEARER, Unauthorized
 from memlineage.interfaces.http.limits import BodyLimit
+from memlineage.interfaces.http.openapi import describe, offline_docs, without_422
 from memlineage.interfaces.http.review import review_router
 from memlineage.interfaces.http.routes import ROUTERS
 from memlineage.interfaces.http.strict_json import StrictJson
+from memlineage.operations import metrics
 from memlineage.store import open_store
 from memlineage.store.protocol import Store
 
@@ -38,6 +41,8 @@ def _status_of(exc: MemlineageError) -> int:
         return 401
     if isinstance(exc, NotFound):
         return 404
+    if isinstance(exc, DuplicateEventId):
+        return 409
     if isinstance(exc, BadInput):
         return 400
     return 500 if exc.exit_code == 1 else 503
@@ -61,6 +66,11 @@ async def on_invalid(_request: Request, exc: RequestValidationError) -> JSONResp
     return _error(400, bad, 2)
 
 
+def scrape() -> Response:
+    """The process's metrics in Prometheus' text format (names: docs/workers.md)."""
+    return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
+
 def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -> Any:
     """The service over the store at ``db`` (the same URLs as ``--db``)."""
     store: Store = open_store(db)
@@ -68,14 +78,21 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
         title="memlineage",
         version=__version__,
         description="Memory consolidation for LLM agents, with lineage and a fidelity gate.",
+        docs_url=None,  # served by offline_docs, from the package's files
+        redoc_url=None,
     )
     app.state.store = store
     app.exception_handler(MemlineageError)(on_error)
     app.exception_handler(RequestValidationError)(on_invalid)
     for router in ROUTERS:
+        describe(router, BEARER)
         app.include_router(router)
     app.include_router(review_router())
     app.add_middleware(StrictJson)  # inside the body limit, which bounds what it holds
+    without_422(app)
+    offline_docs(app)
+    metrics.attach(store)
+    app.add_api_route("/metrics", scrape, include_in_schema=False)  # no key, as /health
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.router.add_event_handler("shutdown", store.close)
     return app

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memlineage.api import Memory
 from memlineage.errors import MemlineageError, NotFound
@@ -27,17 +28,31 @@ def store_of(request: Request) -> Store:
     return store
 
 
-def _tenant(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
+# Declares the bearer scheme in the OpenAPI document (Swagger UI's Authorize button);
+# auto_error=False so a missing key is answered by this module's 401, in the error shape.
+BEARER = HTTPBearer(
+    auto_error=False,
+    scheme_name="apiKey",
+    description="A tenant's API key (`memlineage keys create`): `Authorization: Bearer KEY`.",
+)
+
+
+def _tenant(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+) -> str:
     """The tenant of the presented key; 401 for a missing, unknown or revoked one."""
-    scheme, _, key = (authorization or "").partition(" ")
-    found = tenant_of(store_of(request), key.strip()) if scheme.lower() == "bearer" else None
+    key = credentials.credentials.strip() if credentials is not None else ""
+    found = tenant_of(store_of(request), key) if key else None
     if found is None:
         raise Unauthorized("a valid API key is required: Authorization: Bearer KEY")
     return found
 
 
 def _memory(request: Request, tenant: Annotated[str, Depends(_tenant)]) -> Memory:
-    return Memory(tenant=tenant, store=store_of(request))
+    # As the command line and MCP do: a client that adds and then recalls sees the
+    # contradictions its add made, with no worker behind the service.
+    return Memory(tenant=tenant, store=store_of(request), detect_after_add=True)
 
 
 Mem = Annotated[Memory, Depends(_memory)]

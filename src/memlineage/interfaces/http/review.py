@@ -28,6 +28,8 @@ from fastapi.templating import Jinja2Templates
 from memlineage.api import Memory
 from memlineage.errors import MemlineageError
 from memlineage.interfaces.http.lineage_svg import lineage_svg
+from memlineage.interfaces.http.summary_diff import summary_diff
+from memlineage.model import ArtifactStatus
 from memlineage.operations.keys import key_active, key_of
 
 COOKIE = "memlineage_review"
@@ -156,16 +158,32 @@ def _candidate(router: APIRouter, pages: Pages) -> None:
         artifact = memory.artifact(artifact_id)
         events = {e.id: e for e in memory.events(artifact.subject)}
         pending = any(r["artifact_id"] == artifact_id for r in memory.reviews())
+        published = sheet.get("published_summary")
         return pages.render(
             request,
             "candidate.html",
             sheet=sheet,
+            stale=_why_stale(memory, artifact.subject, sheet.get("published")),
+            diff=summary_diff(published, sheet.get("candidate_summary") or "")
+            if published
+            else None,
             artifact_id=artifact_id,
             reviewer=session["r"],
             csrf=pages.sessions.csrf(cookie),
             pending=pending,
             graph=lineage_svg(artifact, events),
         )
+
+
+def _why_stale(memory: Memory, subject: str, published: str | None) -> str | None:
+    """Why recall no longer serves the published summary; None while it does."""
+    if published is None:
+        return None
+    status = memory.artifact(published).status
+    recalled = memory.recall(subject)
+    if status is ArtifactStatus.PUBLISHED and recalled.artifact_id == published:
+        return None
+    return f"status {status}; recall no longer serves it ({recalled.reason})"
 
 
 def _decision(router: APIRouter, pages: Pages) -> None:

@@ -22,5 +22,9 @@ def verify(body: VerifyIn, memory: Mem) -> dict[str, Any]:
 
 @router.post("/v1/eval")
 def evaluate(body: EvalIn, memory: Mem) -> dict[str, Any]:
+    """Evaluate summaries (`eval`).
+
+    Rebuilds summaries from the raw layer without switching and reports the five
+    metrics; `passed` is false on a blocking finding (still a 200)."""
     gold = gold_facts(body.gold)
     return memory.eval(body.subjects, sample=body.sample, gold=gold, save=body.save).to_json()

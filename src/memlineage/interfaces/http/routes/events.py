@@ -34,17 +34,29 @@ def extract(body: EventsIn, memory: Mem) -> dict[str, Any]:
 
 @router.post("/v1/events/{event_id}/revoke")
 def revoke(event_id: str, body: RevokeIn, memory: Mem) -> dict[str, Any]:
+    """Revoke an event (`revoke`).
+
+    The event leaves recall and every summary derived from it goes stale at once; the
+    epoch advances. Revoking a revoked event changes nothing (`changed` false)."""
     return memory.revoke(event_id, reason=body.reason).to_json()
 
 
 @router.post("/v1/events/{event_id}/trust")
 def trust(event_id: str, body: TrustIn, memory: Mem) -> dict[str, Any]:
+    """Change an event's trust level or taint labels (`trust`).
+
+    `clear_taint` drops every label; summaries derived from the event go stale when its
+    admission under the trust policy changes."""
     taint = [] if body.clear_taint else body.taint
     return memory.trust(event_id, level=body.level, taint=taint).to_json()
 
 
 @router.post("/v1/events/{event_id}/erase")
 def erase(event_id: str, body: EraseIn, memory: Mem) -> dict[str, Any]:
+    """Erase an event's content everywhere it was copied (`erase`).
+
+    A data-protection erasure: id, seq and hash stay, the text is removed from the raw
+    layer, summaries and caches; descendants go stale. `reason` and `by` are recorded."""
     return memory.erase(event_id, body.reason, body.by).to_json()
 
 

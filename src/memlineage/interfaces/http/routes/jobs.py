@@ -39,6 +39,10 @@ def jobs(
 
 @router.post("/v1/jobs", response_model=list[JobOut])
 def queue_jobs(body: JobsIn, memory: Mem) -> list[dict[str, Any]]:
+    """Queue consolidations (`jobs add`).
+
+    One job per subject, due now (a dead job is revived); an unknown subject is 404 and
+    nothing is queued."""
     for subject in body.subjects:
         known_subject(memory, subject)
     return [j.to_json() for j in memory.queue(body.subjects, force=body.force)]

@@ -16,11 +16,17 @@ router = APIRouter()
 
 @router.get("/v1/release")
 def release_mode(memory: Mem) -> dict[str, Any]:
+    """The tenant's release mode (`release mode`).
+
+    `auto` publishes a summary whose gate passes; `shadow` queues it for review."""
     return {"mode": memory.release_mode()}
 
 
 @router.post("/v1/release")
 def set_release_mode(body: ModeIn, memory: Mem) -> dict[str, Any]:
+    """Set the tenant's release mode (`release mode auto|shadow`).
+
+    Applies to the consolidations that follow."""
     return {"mode": memory.release_mode(body.mode)}
 
 
@@ -32,6 +38,10 @@ def release_configs(memory: Mem) -> list[dict[str, Any]]:
 
 @router.post("/v1/release/fail")
 def release_fail(memory: Mem) -> dict[str, Any]:
+    """Fail the current release (`release fail`).
+
+    Bypass every summary of the tenant, fall back to the previous generator
+    configuration, rebuild and recover forward through the compare-and-swap."""
     return memory.release_fail()
 
 
@@ -45,14 +55,24 @@ def reviews(
 
 @router.get("/v1/reviews/{artifact_id}")
 def review(artifact_id: str, memory: Mem) -> dict[str, Any]:
+    """A candidate for review (`review show`).
+
+    The candidate beside the published summary, its must-preserve set and gate report."""
     return memory.review(artifact_id)
 
 
 @router.post("/v1/reviews/{artifact_id}/approve")
 def approve(artifact_id: str, body: DecisionIn, memory: Mem) -> dict[str, Any]:
+    """Approve a candidate (`review approve`).
+
+    Switches the read alias through the compare-and-swap; refused (`switched` false)
+    when the alias or the epoch moved since the candidate was built."""
     return memory.approve(artifact_id, body.reviewer, body.reason).to_json()
 
 
 @router.post("/v1/reviews/{artifact_id}/reject")
 def reject(artifact_id: str, body: DecisionIn, memory: Mem) -> dict[str, Any]:
+    """Reject a candidate (`review reject`).
+
+    The candidate is kept, with the reviewer and the reason; nothing is published."""
     return memory.reject(artifact_id, body.reviewer, body.reason).to_json()

@@ -28,16 +28,26 @@ router = APIRouter()
 
 @router.post("/v1/conflicts")
 def conflict(body: ConflictIn, memory: Mem) -> dict[str, Any]:
+    """Declare a conflict between two events (`conflict`).
+
+    Both events belong to one subject; `key` names what they disagree on. The tenant's
+    temporal policy decides it, or `resolve` does."""
     return memory.conflict(body.a, body.b, key=body.key).to_json()
 
 
 @router.post("/v1/conflicts/{conflict_id}/resolve")
 def resolve(conflict_id: str, body: ResolveIn, memory: Mem) -> dict[str, Any]:
+    """Resolve a conflict (`resolve`).
+
+    `winner` is one side; the other becomes invalid and summaries citing it go stale."""
     return memory.resolve(conflict_id, winner=body.winner).to_json()
 
 
 @router.post("/v1/conflicts/{conflict_id}/dismiss")
 def dismiss(conflict_id: str, body: DismissIn, memory: Mem) -> dict[str, Any]:
+    """Dismiss a conflict (`dismiss`).
+
+    Takes back a detected or declared conflict: both sides count again."""
     return memory.dismiss(conflict_id, body.reason).to_json()
 
 

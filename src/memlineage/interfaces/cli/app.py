@@ -146,6 +146,7 @@ def progress_enabled() -> bool:
 TOPICS: dict[str, tuple[str, ...]] = {
     "Events (the raw layer)": (
         "add",
+        "add-messages",
         "events",
         "extract",
         "revoke",
@@ -153,7 +154,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "erase",
     ),
     "Conflicts and policies": ("conflict", "resolve", "dismiss", "detect", "policy"),
-    "Summaries and recall": ("consolidate", "recall", "artifacts"),
+    "Summaries and recall": ("consolidate", "recall", "artifacts", "embed"),
     "Lineage": ("lineage", "why", "audit"),
     "Jobs and workers": ("worker", "jobs", "sweep"),
     "Evaluation and release": ("verify", "eval", "release", "review"),

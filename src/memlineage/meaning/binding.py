@@ -1,0 +1,118 @@
+"""Which events bind the agent (DESIGN.md, "The fidelity gate"). Pure: no I/O.
+
+An event is *binding* when an agent would act against it if it did not see
+it: an active constraint or rule, a permission scope, the subject's own
+current stated preference or aversion, an open item, or a side of an
+unresolved conflict. Binding events are forced into the hot summary and into
+every recall; everything else (narrative negations, numbers, dates, ids) is
+kept exactly wherever it is shown but is ranked, not forced.
+
+This module is the one definition the generator, the gate and recall share:
+they ask :func:`binding_reasons` and never decide from item kinds themselves.
+It starts from the item kinds the extractor emits and narrows them with a few
+plain rules: a question is not a rule; what the subject reports of someone
+else ("Bob said he hates sushi") is not its own preference; an aversion ("I
+hate cilantro", "I don't eat shellfish") or a stated choice ("I prefer tea")
+binds, while enthusiasm ("I love that!") or a hobby is ranked like any fact;
+a negation binds only as the subject's own present refusal, never as a story
+("I didn't go").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+from memlineage.model import Event, Item
+
+CONSTRAINT = "constraint"
+SCOPE = "permission scope"
+PREFERENCE = "preference"
+OPEN_ITEM = "open item"
+CONFLICT_SIDE = "conflict side"
+
+#: item kinds that may make an event binding (the others never do by themselves);
+#: a negation only as the subject's own standing aversion ("I don't eat shellfish")
+BINDING_ITEM_KINDS = frozenset({"constraint", "scope", "preference", "negation"})
+#: explicit event kinds that bind whatever the text says
+BINDING_EVENT_KINDS = {"constraint": CONSTRAINT, "preference": PREFERENCE}
+
+# The subject speaking of itself: a preference binds only in the first person.
+_FIRST_PERSON = frozenset({"i", "i'm", "im", "i've", "i'd", "i'll", "we", "we're", "my", "our"})
+# Words that report what someone else said or feels: the clause is not the subject's own.
+_REPORTING = frozenset(
+    {"said", "says", "say", "told", "tells", "thinks", "thought", "mentioned", "asked"}
+)
+# "I don't eat", "we never fly", "I can't have": the subject's own standing refusal,
+# in the present; "I didn't go" or "I wasn't there" tell a story and do not bind.
+_AVERSION = re.compile(
+    r"^(?:i|we)\s+(?:(?:do|does)\s+not|don't|never|can't|cannot|can\s+not|won't|will\s+not)\b",
+    re.IGNORECASE,
+)
+# Words that state a choice between options: a positive preference binds only with one.
+_PREFERS = frozenset({"prefer", "prefers", "preferred", "rather", "instead"})
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+
+
+def binding_reasons(
+    event: Event,
+    items: Sequence[Item],
+    *,
+    open_items: Collection[str] = (),
+    conflict_sides: Collection[str] = (),
+) -> tuple[str, ...]:
+    """Why ``event`` binds the agent, strongest first; () when it does not.
+
+    ``items`` are the event's own must-preserve items (others are ignored);
+    ``open_items`` and ``conflict_sides`` are event ids.
+    """
+    reasons: dict[str, None] = {}
+    if event.id in conflict_sides:
+        reasons[CONFLICT_SIDE] = None
+    if event.id in open_items:
+        reasons[OPEN_ITEM] = None
+    if event.kind in BINDING_EVENT_KINDS:
+        reasons[BINDING_EVENT_KINDS[event.kind]] = None
+    for item in items:
+        if item.source != event.id or item.kind not in BINDING_ITEM_KINDS:
+            continue
+        reason = _item_reason(item)
+        if reason is not None:
+            reasons[reason] = None
+    return tuple(reasons)
+
+
+def is_binding(
+    event: Event,
+    items: Sequence[Item],
+    *,
+    open_items: Collection[str] = (),
+    conflict_sides: Collection[str] = (),
+) -> bool:
+    """``binding_reasons`` is not empty."""
+    return bool(binding_reasons(event, items, open_items=open_items, conflict_sides=conflict_sides))
+
+
+def may_bind(item_kinds: Collection[str]) -> bool:
+    """Whether an event with these item kinds could be binding: a cheap first filter."""
+    return any(kind in BINDING_ITEM_KINDS for kind in item_kinds)
+
+
+def _item_reason(item: Item) -> str | None:
+    clause = item.clause.strip()
+    if clause.endswith("?"):
+        return None  # a question asks; it does not set a rule or state a preference
+    if item.kind == "scope":
+        return SCOPE
+    words = [w.casefold().replace("’", "'") for w in _WORD.findall(clause)]
+    if any(w in _REPORTING for w in words):
+        return None  # someone else's words, reported
+    if item.kind == "constraint":
+        return CONSTRAINT
+    if item.kind == "negation":
+        return PREFERENCE if _AVERSION.match(clause.replace("’", "'")) else None
+    if clause and not any(w in _FIRST_PERSON for w in words):
+        return None  # "Sam loves jazz": not the subject's own preference
+    if item.polarity is False or any(w in _PREFERS for w in words):
+        return PREFERENCE  # an aversion, or a stated choice ("I prefer tea")
+    return None  # "I love that!", a hobby: ranked like any fact, not forced

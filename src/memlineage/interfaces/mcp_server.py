@@ -51,17 +51,21 @@ class Consolidated(BaseModel):
 
 
 class Recalled(BaseModel):
+    """What the budget allows: the context to put in the prompt, and how it was cut."""
+
     subject: str
     mode: str
     reason: str
     artifact_id: str | None
-    summary: str | None
-    claims: list[dict[str, Any]]
-    open_items: list[str]
-    conflicts: list[dict[str, Any]]
-    tail: list[dict[str, Any]]
-    events: list[dict[str, Any]]
     context: str
+    budget: int | None
+    tokens: int | None
+    over_budget: bool
+    left_out: int  # passages left out for the budget
+    conflicts: list[dict[str, Any]]
+    # only with include_claims: the summary's claims and open items
+    claims: list[dict[str, Any]] | None = None
+    open_items: list[str] | None = None
 
 
 class Why(BaseModel):
@@ -139,14 +143,37 @@ def build_server(db: str | None = None, *, tenant: str = "default") -> MCPServer
         )
     )
     @reported
-    def recall(subject: str, query: str | None = None, budget: int | None = None) -> Recalled:
-        """What to know about a subject now. With ``query`` and ``budget`` (tokens), the
-        must-keep part (constraints, negations, open items, conflicts) first, then what is
-        most relevant to the query; ``context`` is the text to put in the prompt."""
+    def recall(
+        subject: str,
+        query: str | None = None,
+        budget: int | None = None,
+        include_claims: bool = False,
+    ) -> Recalled:
+        """What to know about a subject now, as ``context``: the text to put in the prompt.
+        With ``query`` and ``budget`` (tokens), the binding part (rules, permissions, the
+        subject's own preferences and aversions, open items, conflicts) first, then what is
+        most relevant to the query, whole events only, within the budget (``over_budget``
+        says when the binding part alone exceeds it). ``include_claims`` adds the claims."""
         recalled = memory().recall(subject, query=query, budget=budget)
-        doc = recalled.to_json()
-        fields = {k: doc[k] for k in Recalled.model_fields if k != "context"}
-        return Recalled(**fields, context=render(recalled, "markdown"))
+        extra: dict[str, Any] = {}
+        if include_claims:
+            extra = {
+                "claims": [c.to_json() for c in recalled.claims],
+                "open_items": list(recalled.open_items),
+            }
+        return Recalled(
+            subject=recalled.subject,
+            mode=recalled.mode,
+            reason=recalled.reason,
+            artifact_id=recalled.artifact_id,
+            context=render(recalled, "markdown"),
+            budget=recalled.budget,
+            tokens=recalled.tokens,
+            over_budget=recalled.over_budget,
+            left_out=recalled.left_out.budget_count,
+            conflicts=[c.to_json() for c in recalled.conflicts],
+            **extra,
+        )
 
     @server.tool(
         annotations=ToolAnnotations(

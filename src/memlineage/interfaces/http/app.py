@@ -183,9 +183,12 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
         memory: Mem,
         query: Annotated[str | None, Query(max_length=2000)] = None,
         budget: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+        include_claims: bool = False,
     ) -> dict[str, Any]:
+        """With a budget, only what it allows (the context); claims when asked."""
         known_subject(memory, subject)
-        return memory.recall(subject, query=query, budget=budget).to_json()
+        recalled = memory.recall(subject, query=query, budget=budget)
+        return recalled.to_json(include_claims=include_claims)
 
     @app.get("/v1/recall")
     def recall_several(
@@ -193,11 +196,13 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
         subject: Annotated[list[str], Query(min_length=1, max_length=100)],
         query: Annotated[str | None, Query(max_length=2000)] = None,
         budget: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+        include_claims: bool = False,
     ) -> dict[str, Any]:
         """`recall` of several subjects (`?subject=a&subject=b`) sharing one budget."""
         for name in subject:
             known_subject(memory, name)
-        return memory.recall(query=query, budget=budget, subjects=subject).to_json()
+        recalled = memory.recall(query=query, budget=budget, subjects=subject)
+        return recalled.to_json(include_claims=include_claims)
 
     @app.get("/v1/subjects/{subject}/artifacts")
     def artifacts(subject: str, memory: Mem) -> list[dict[str, Any]]:

@@ -160,7 +160,9 @@ def test_a_negation_is_kept_but_a_date_is_ranked(memory: Memory) -> None:
         text = shown_text(recalled)
         assert "I do not eat shellfish." in text
         assert "dentist" not in text and "g-2" in recalled.left_out.budget_ids
-        assert "dentist" in shown_text(memory.recall("user-7", query="dentist", budget=100))
+        # 120, not 100: the aversion now has a section of its own (Preferences), and the
+        # budget also holds the JSON rendering
+        assert "dentist" in shown_text(memory.recall("user-7", query="dentist", budget=120))
 
 
 # -- the item kinds the detection job stores (docs/recall.md) --

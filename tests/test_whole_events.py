@@ -103,8 +103,8 @@ def test_two_budgets_of_two_projects_show_their_projects(memory: Memory) -> None
         {"id": "b-2", "text": "The budget is $8,000.", "project": "vega"},
     )
     summary = summary_of(memory).splitlines()
-    assert summary.index("[orion] Facts:") < summary.index("- The budget is $5,000.")
-    assert summary.index("[vega] Facts:") < summary.index("- The budget is $8,000.")
+    assert summary.index("[orion] Observations:") < summary.index("- The budget is $5,000.")
+    assert summary.index("[vega] Observations:") < summary.index("- The budget is $8,000.")
     recalled = render(memory.recall("user-7", query="budget", budget=200), "markdown")
     assert "- [orion] The budget is $5,000." in recalled
     assert "- [vega] The budget is $8,000." in recalled

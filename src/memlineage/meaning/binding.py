@@ -49,6 +49,24 @@ _AVERSION = re.compile(
     r"^(?:i|we)\s+(?:(?:do|does)\s+not|don't|never|can't|cannot|can\s+not|won't|will\s+not)\b",
     re.IGNORECASE,
 )
+# A rule an agent must keep: an instruction ("Never email the client after 9 pm",
+# "Please always copy legal", "Do not share the keys"), a hard limit ("at most 4,500
+# EUR", "must be signed") or the subject's own refusal ("I don't fly"). "We always look
+# forward to camping" or "Love should be everyone's right" tell or muse; they do not bind.
+_INSTRUCTION = re.compile(
+    r"^(?:please\s+|and\s+|but\s+|so\s+)?(?:never|always|don't|do\s+not|only|no|avoid|stop"
+    r"|make\s+sure|remember\s+to|ensure|keep|use|send|call|email|ask|tell|book|copy|check"
+    r"|reply|respond|write|include|cc|notify|remind)\b",
+    re.IGNORECASE,
+)
+_HARD_LIMIT = re.compile(
+    r"\b(?:must|mustn't|shall|not\s+allowed|forbidden|prohibited|required|at\s+most|at\s+least"
+    r"|no\s+more\s+than|no\s+later\s+than|no\s+earlier\s+than|not\s+exceed|up\s+to|limit"
+    r"|maximum|minimum|deadline)\b",
+    re.IGNORECASE,
+)
+_SPEAKER_PREFIX = re.compile(r"^[^\W\d_][\w .'-]{0,40}:\s+")
+
 # Words that state a choice between options: a positive preference binds only with one.
 _PREFERS = frozenset({"prefer", "prefers", "preferred", "rather", "instead"})
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
@@ -98,6 +116,14 @@ def may_bind(item_kinds: Collection[str]) -> bool:
     return any(kind in BINDING_ITEM_KINDS for kind in item_kinds)
 
 
+def _states_a_rule(clause: str) -> bool:
+    """An instruction, a hard limit or the subject's own refusal; not a story or a musing."""
+    text = _SPEAKER_PREFIX.sub("", clause.replace("’", "'")).strip()
+    if not text:
+        return True  # no clause to read (an explicit fact): taken as given
+    return bool(_INSTRUCTION.match(text) or _HARD_LIMIT.search(text) or _AVERSION.match(text))
+
+
 def _item_reason(item: Item) -> str | None:
     clause = item.clause.strip()
     if clause.endswith("?"):
@@ -108,9 +134,10 @@ def _item_reason(item: Item) -> str | None:
     if any(w in _REPORTING for w in words):
         return None  # someone else's words, reported
     if item.kind == "constraint":
-        return CONSTRAINT
+        return CONSTRAINT if _states_a_rule(clause) else None
     if item.kind == "negation":
-        return PREFERENCE if _AVERSION.match(clause.replace("’", "'")) else None
+        text = _SPEAKER_PREFIX.sub("", clause.replace("’", "'"))
+        return PREFERENCE if _AVERSION.match(text) else None
     if clause and not any(w in _FIRST_PERSON for w in words):
         return None  # "Sam loves jazz": not the subject's own preference
     if item.polarity is False or any(w in _PREFERS for w in words):

@@ -14,8 +14,8 @@ The unit of meaning is the event (DESIGN.md, "A consolidation", step 4):
   side of an unresolved conflict is a claim of kind ``conflict``, never a
   fact. Claims stay in the JSON, whether their events are hot or cold.
 - The hot summary: binding events first and always (meaning/binding.py), then
-  the rest by value (an explicit kind, then must-preserve values, then the
-  newest) while the rendered summary fits the token budget. Everything else
+  the rest by value (an explicit kind, then the newest) while the rendered
+  summary fits the token budget. Everything else
   moves to ``cold`` whole: past the budget, greetings and small talk, events
   without text. When the binding events alone exceed the budget the summary
   is published over it (the manifest and the rendered text say so).
@@ -207,7 +207,7 @@ def _unit(
 ) -> _Unit:
     newest = max(events, key=lambda e: (at_instant(e.at or e.recorded_at) is not None, e.seq))
     first = events[0]
-    kind = first.kind or _event_kind(items, is_open)
+    kind = first.kind or _event_kind(items, is_open, binding)
     claims = tuple(dict.fromkeys(item.key for item in items))
     sources = tuple(e.id for e in events)
     at = newest.at or newest.recorded_at or None
@@ -227,19 +227,29 @@ def _unit(
         )
         for n, part_text in enumerate(parts, start=1)
     ]
+    # an explicit kind first, then the newest: recent events share their days, so
+    # the summary's day lines stay few (a day line costs as much as a short event)
     explicit = int(any(e.kind in HOT_KINDS for e in events))
-    value = (explicit, int(bool(items)), max(e.seq for e in events))
+    value = (explicit, max(e.seq for e in events), int(bool(items)))
     return _Unit(statements, binding, value, dict.fromkeys(sources))
 
 
-def _event_kind(items: Sequence[Item], open_item: bool) -> str:
-    kinds = {item.kind for item in items}
-    for kind in _CLAUSE_KIND_ORDER:
-        if kind in kinds:
-            return kind
-    if open_item:
-        return "task"
-    return "fact" if items else "observation"
+def _event_kind(items: Sequence[Item], open_item: bool, binding: bool) -> str:
+    """The group an event without an explicit kind is shown under.
+
+    Only a binding event is shown as a rule or a preference; every other event
+    is an observation, so that one day's events share one day line.
+    """
+    if binding:
+        kinds = {item.kind for item in items}
+        for kind in _CLAUSE_KIND_ORDER:
+            if kind in kinds:
+                return kind
+        if open_item:
+            return "task"
+        if "negation" in kinds:
+            return "preference"  # the subject's own refusal ("I don't eat shellfish")
+    return "observation"
 
 
 def _small_talk(text: str) -> bool:

@@ -397,12 +397,14 @@ def test_render_is_deterministic_and_within_the_budget_it_reports(
     assert doc["budget"] == budget and doc["tokens"] == recalled.tokens
 
 
-def test_each_line_shows_its_date_and_its_source(memory: Memory) -> None:
+def test_each_line_shows_its_date_and_the_json_its_source(memory: Memory) -> None:
     memory.add(
         [ev("d-1", "The boiler service is booked with Heatwise.", at="2026-03-04T08:00:00+01:00")]
     )
     text = render(memory.recall("user-7", query="boiler"), "markdown")
-    assert "- The boiler service is booked with Heatwise. (2026-03-04) [d-1]" in text
+    # the citation stays in the JSON (context[].sources); the line carries no id list
+    assert "- The boiler service is booked with Heatwise. (2026-03-04)\n" in text
+    assert memory.recall("user-7", query="boiler").context[0].sources == ("d-1",)
 
 
 def test_without_a_query_recall_is_todays_under_the_budget(memory: Memory) -> None:

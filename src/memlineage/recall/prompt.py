@@ -7,15 +7,16 @@ agent pastes into its prompt, ``markdown``, ``text`` or ``json``:
   memory in a fixed order: constraints, contested points, open items,
   preferences, facts (context.SECTIONS);
 - one line per passage, in rank order within its section:
-  ``- [<project>] <speaker>: <text verbatim> (part k/n of <id>) (<date>) [<ids>]``
-  (project, speaker and part mark when there are); the ids are what ``why``
-  and the lineage resolve; a contested line also names its conflict;
+  ``- [<project>] <speaker>: <text verbatim> (part k/n of <id>) (<date>)``
+  (project, speaker and part mark when there are); a contested line also
+  names its conflict. The source event ids (what ``why`` and the lineage
+  resolve) stay in the result's JSON, ``context[].sources``;
 - a last line says how many passages were left out for the budget, and one
   says so when the binding part alone is over the budget.
 
 Every line is a header, a passage or a footer, and ends with a newline, so
 the token count of the whole text is the sum of its lines' counts. The JSON
-document is compact (``context``: subject -> section -> ``[body, date, ids]``
+document is compact (``context``: subject -> section -> ``[body, date]``
 lines) and costed the same way:
 context.pack charges each passage the largest of its three renderings, so
 markdown, text and JSON all keep the budget.
@@ -33,7 +34,6 @@ from memlineage.recall.context import SECTION_TITLES, SECTIONS, Layout, Passage,
 from memlineage.recall.results import LeftOut, Recall, RecallSet
 
 FORMATS = ("markdown", "text", "json")
-MAX_REFS = 3  # source ids shown on a line; the rest are counted ("+2")
 _FOOTER_RESERVE = 999_999  # the footer is costed with the widest count it may show
 
 
@@ -91,12 +91,17 @@ def footer(count: int, format: str) -> str:
 
 
 def passage_line(passage: Passage) -> str:
-    """``- [project] speaker: text (part k/n of id) (date) [ids]``: the text verbatim, one line."""
+    """``- [project] speaker: text (part k/n of id) (date)``: the text verbatim, one line.
+
+    Citations stay in the JSON of the result (``context[].sources``); the line
+    carries at most a short reference: the conflict a contested line is a side of.
+    """
     parts = ["-", passage_body(passage)]
     date = shown_date(passage.at)
     if date:
         parts.append(f"({date})")
-    parts.append(f"[{source_ref(passage)}]")
+    if passage.conflict:
+        parts.append(f"[{passage.conflict}]")
     return " ".join(parts)
 
 
@@ -117,14 +122,6 @@ def line_text(passage: Passage) -> str:
     if passage.speaker and not text.startswith(f"{passage.speaker}:"):
         return f"{passage.speaker}: {text}"
     return text
-
-
-def source_ref(passage: Passage) -> str:
-    ids = list(passage.sources[:MAX_REFS])
-    if len(passage.sources) > MAX_REFS:
-        ids.append(f"+{len(passage.sources) - MAX_REFS}")
-    ref = ", ".join(ids)
-    return f"{ref}; {passage.conflict}" if passage.conflict else ref
 
 
 def layout(budget: int | None = None) -> Layout:
@@ -166,8 +163,9 @@ def _json(document: Any) -> str:
 
 
 def _line(p: Passage) -> list[str | None]:
-    """A passage in the JSON document: ``[body, date, ids]``, as compact as its prose line."""
-    return [passage_body(p), shown_date(p.at), source_ref(p)]
+    """A passage in the JSON document: ``[body, date]`` (and its conflict), as its prose line."""
+    line = [passage_body(p), shown_date(p.at)]
+    return [*line, p.conflict] if p.conflict else line
 
 
 def _document(

@@ -15,18 +15,7 @@ from typing import Any
 from memlineage import Memory
 from memlineage.recall.prompt import render
 from memlineage.recall.tokens import default_tokenizer
-
-
-def add(memory: Memory, *events: dict[str, Any], subject: str = "user-7") -> None:
-    memory.add([{"subject": subject, **e} for e in events])
-
-
-def summary_of(memory: Memory, subject: str = "user-7", **kw: Any) -> str:
-    result = memory.consolidate(subject, force=True, **kw)
-    assert result.switched, result.to_json()
-    recalled = memory.recall(subject)
-    assert recalled.mode == "summary" and recalled.summary is not None
-    return recalled.summary
+from test_statements import add, summary_of
 
 
 def lines_with(text: str, words: str) -> list[str]:

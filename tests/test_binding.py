@@ -59,3 +59,16 @@ def test_an_explicit_kind_and_a_conflict_side_bind_whatever_the_words() -> None:
     assert reasons("The lake trip.", kind="constraint") == ("constraint",)
     event = Event(id="e-1", subject="user-7", text="I walked 1650 steps today.")
     assert binding_reasons(event, event_items(event), conflict_sides={"e-1"}) == ("conflict side",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Caroline: Books keep me going and never give up!",  # a clause inside a story
+        "Melanie: We don't go often, usually once a year.",  # a habit, not a refusal
+        "Melanie: These figurines remind me of family love.",  # asks nothing
+        "Melanie: It's so peaceful waking up to the sound of birds.",
+    ],
+)
+def test_chat_stories_do_not_bind(text: str) -> None:
+    assert reasons(text) == (), text

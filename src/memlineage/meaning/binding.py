@@ -46,7 +46,7 @@ _REPORTING = frozenset(
 # "I don't eat", "we never fly", "I can't have": the subject's own standing refusal,
 # in the present; "I didn't go" or "I wasn't there" tell a story and do not bind.
 _AVERSION = re.compile(
-    r"^(?:i|we)\s+(?:(?:do|does)\s+not|don't|never|can't|cannot|can\s+not|won't|will\s+not)\b",
+    r"^i\s+(?:(?:do|does)\s+not|don't|never|can't|cannot|can\s+not|won't|will\s+not)\b",
     re.IGNORECASE,
 )
 # A rule an agent must keep: an instruction ("Never email the client after 9 pm",
@@ -61,11 +61,20 @@ _INSTRUCTION = re.compile(
 )
 _HARD_LIMIT = re.compile(
     r"\b(?:must|mustn't|shall|not\s+allowed|forbidden|prohibited|required|at\s+most|at\s+least"
-    r"|no\s+more\s+than|no\s+later\s+than|no\s+earlier\s+than|not\s+exceed|up\s+to|limit"
+    r"|no\s+more\s+than|no\s+later\s+than|no\s+earlier\s+than|not\s+exceed|limit"
     r"|maximum|minimum|deadline)\b",
     re.IGNORECASE,
 )
 _SPEAKER_PREFIX = re.compile(r"^[^\W\d_][\w .'-]{0,40}:\s+")
+
+# What makes an open item a request the agent must act on: a task, a TODO, something
+# still to do. "It reminds me of that day" has the word but asks nothing.
+_OPEN_REQUEST = re.compile(
+    r"\b(?:TODO|TBD|FIXME)\b|\bto-?do:|\bstill\s+(?:need|needs|have|has)\s+to\b"
+    r"|\bfollow[\s-]?up\b|\baction\s+item|\bpending\b|\bremind\s+me\s+to\b|\byet\s+to\b"
+    r"|\bnot\s+(?:yet\s+)?(?:done|finished|resolved|decided)\b|\bunresolved\b|\boutstanding\b",
+    re.IGNORECASE,
+)
 
 # Words that state a choice between options: a positive preference binds only with one.
 _PREFERS = frozenset({"prefer", "prefers", "preferred", "rather", "instead"})
@@ -87,13 +96,15 @@ def binding_reasons(
     reasons: dict[str, None] = {}
     if event.id in conflict_sides:
         reasons[CONFLICT_SIDE] = None
-    if event.id in open_items:
+    if event.id in open_items and (event.kind == "task" or _OPEN_REQUEST.search(event.text)):
         reasons[OPEN_ITEM] = None
     if event.kind in BINDING_EVENT_KINDS:
         reasons[BINDING_EVENT_KINDS[event.kind]] = None
     for item in items:
         if item.source != event.id or item.kind not in BINDING_ITEM_KINDS:
             continue
+        if item.kind in ("constraint", "negation") and not _opens_a_sentence(event.text, item):
+            continue  # "... and never give up": a clause inside a story, not a rule
         reason = _item_reason(item)
         if reason is not None:
             reasons[reason] = None
@@ -114,6 +125,17 @@ def is_binding(
 def may_bind(item_kinds: Collection[str]) -> bool:
     """Whether an event with these item kinds could be binding: a cheap first filter."""
     return any(kind in BINDING_ITEM_KINDS for kind in item_kinds)
+
+
+def _opens_a_sentence(text: str, item: Item) -> bool:
+    """The item's clause starts its sentence (after a speaker's name, if any)."""
+    clause = item.clause.strip()
+    where = text.find(clause) if clause else -1
+    if where <= 0:
+        return True  # the start of the text, or no clause to place
+    before = _SPEAKER_PREFIX.sub("", text[:where].rstrip()) if ":" in text[:where] else text[:where]
+    before = before.rstrip()
+    return not before or before[-1] in ".!?:;\n" or before.endswith(("...", "…"))
 
 
 def _states_a_rule(clause: str) -> bool:

@@ -72,3 +72,16 @@ def test_an_explicit_kind_and_a_conflict_side_bind_whatever_the_words() -> None:
 )
 def test_chat_stories_do_not_bind(text: str) -> None:
     assert reasons(text) == (), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "James: You must love it. How do you feel about starting?",
+        "James: Don't know what I'd do without them.",
+        "James: Don't be afraid to seek help if you need it.",
+        "James: He has a blast! Always a joy to see him so happy.",
+    ],
+)
+def test_conversation_is_no_rule(text: str) -> None:
+    assert reasons(text) == (), text

@@ -51,18 +51,21 @@ _AVERSION = re.compile(
 )
 # A rule an agent must keep: an instruction ("Never email the client after 9 pm",
 # "Please always copy legal", "Do not share the keys"), a hard limit ("at most 4,500
-# EUR", "must be signed") or the subject's own refusal ("I don't fly"). "We always look
-# forward to camping" or "Love should be everyone's right" tell or muse; they do not bind.
+# EUR", "must be closed", "must not be shared"; not "you must love it") or the subject's own refusal
+# ("I don't fly"). "We always look forward to camping" or "Love should be everyone's
+# right" tell or muse; they do not bind.
 _INSTRUCTION = re.compile(
     r"^(?:please\s+|and\s+|but\s+|so\s+)?(?:never|always|don't|do\s+not|only|no|avoid|stop"
     r"|make\s+sure|remember\s+to|ensure|keep|use|send|call|email|ask|tell|book|copy|check"
-    r"|reply|respond|write|include|cc|notify|remind)\b",
+    r"|reply|respond|write|include|cc|notify|remind)\b"
+    # not conversation: "Always a joy", "Don't know what I'd do", "Don't be afraid"
+    r"(?!\s+(?:a|an|the|so|such|sure|been|know|knew|worry|be\s+afraid|get\s+me\s+wrong)\b)",
     re.IGNORECASE,
 )
 _HARD_LIMIT = re.compile(
-    r"\b(?:must|mustn't|shall|not\s+allowed|forbidden|prohibited|required|at\s+most|at\s+least"
-    r"|no\s+more\s+than|no\s+later\s+than|no\s+earlier\s+than|not\s+exceed|limit"
-    r"|maximum|minimum|deadline)\b",
+    r"\b(?:must\s+(?:not|never|always|(?:be|get)\s+\w+(?:ed|en))|mustn't|shall|not\s+allowed|forbidden|prohibited|required"
+    r"|at\s+most|at\s+least|no\s+more\s+than|no\s+later\s+than|no\s+earlier\s+than"
+    r"|not\s+exceed|limit|maximum|minimum|deadline)\b",
     re.IGNORECASE,
 )
 _SPEAKER_PREFIX = re.compile(r"^[^\W\d_][\w .'-]{0,40}:\s+")

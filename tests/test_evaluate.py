@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memlineage.recall.tokens import default_tokenizer
 
 from memlineage import Memory
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.render import over_budget_line
 from memlineage.interfaces.cli import main
 from memlineage.operations import evaluate as evaluation
 
@@ -98,6 +100,38 @@ def test_a_flipped_polarity_blocks_and_is_named(corpus: Memory) -> None:
         f.subject == "user-7" and f.item == "e-2" and "polarity" in f.detail
         for f in report.blocking
     )
+
+
+class Padding(DeterministicGenerator):
+    """Shows every event and repeats it: a summary larger than its events."""
+
+    def generate(self, request: GenerationRequest) -> dict[str, Any]:
+        out = super().generate(request)
+        out["statements"] = out["statements"] * 3
+        return out
+
+
+def test_a_summary_larger_than_its_many_events_blocks(memory: Memory) -> None:
+    short = [{"id": f"s-{n}", "subject": "user-7", "text": f"Note {n}."} for n in range(60)]
+    few = [{"id": f"f-{n}", "subject": "user-8", "text": f"Note {n}."} for n in range(10)]
+    memory.add(short + few)
+    report = evaluation.run_eval(memory.store, memory.tenant, generator=Padding(), budget=None)
+    named = [f for f in report.blocking if f.metric == "token_reduction"]
+    assert [f.subject for f in named] == ["user-7"]  # ten events: measured, not blocking
+    assert "larger than its 60 events" in named[0].detail and not report.passed
+    by_subject = {r.subject: r.metrics()["token_reduction"] for r in report.subjects}
+    assert by_subject["user-7"] is not None and by_subject["user-7"] < 0
+    assert by_subject["user-8"] is not None and by_subject["user-8"] < 0
+
+
+def test_token_reduction_counts_what_the_agent_reads(memory: Memory) -> None:
+    memory.add([{"id": "c-1", "subject": "user-7", "text": "Never deploy on Fridays.",
+                 "at": "2026-01-05T09:00:00Z"}])  # fmt: skip
+    [result] = evaluation.run_eval(memory.store, memory.tenant, budget=1).subjects
+    # the over-budget line is part of what the agent reads, so it is counted
+    read = "Constraints:\n2026-01-05:\n- Never deploy on Fridays.\n" + over_budget_line(1)
+    assert result.summary_tokens == default_tokenizer().count(read)
+    assert result.findings == []  # one event: larger, but not a failure of the budget
 
 
 def test_a_visible_stale_artifact_blocks(corpus: Memory, monkeypatch: pytest.MonkeyPatch) -> None:

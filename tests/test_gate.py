@@ -340,6 +340,7 @@ def _statement_mutants(sample: Sample, output: Output) -> Iterator[Mutant]:
             bare = replace(statement, contested=None)
             yield "remove_contested", name, _restate(output, n, bare), {name}
         yield from _field_mutants(sample, output, n)
+        yield from _unit_mutants(output, n, statement)
 
 
 def _field_mutants(sample: Sample, output: Output, n: int) -> Iterator[Mutant]:
@@ -372,6 +373,28 @@ def _field_mutants(sample: Sample, output: Output, n: int) -> Iterator[Mutant]:
             break
 
 
+def _unit_mutants(output: Output, n: int, statement: Statement) -> Iterator[Mutant]:
+    """Show an event in pieces without a mark, or two events' words in one line."""
+    name = f"statements[{n}]"
+    words = statement.text.split()
+    if len(words) > 1:
+        cut = replace(statement, text=" ".join(words[: len(words) // 2 or 1]))
+        yield "cut_event", name, _restate(output, n, cut), {name}
+    marked = replace(statement, part=(1, 2))
+    yield "mark_whole_as_part", name, _restate(output, n, marked), {name}
+    following = output.statements[n + 1] if n + 1 < len(output.statements) else None
+    if following is not None and following.text != statement.text:
+        merged = replace(
+            statement,
+            text=f"{statement.text} {following.text}",
+            derived_from=statement.derived_from + following.derived_from,
+            claims=statement.claims + following.claims,
+        )
+        statements = list(output.statements)
+        statements[n : n + 2] = [merged]
+        yield "merge_events", name, replace(output, statements=tuple(statements)), {name}
+
+
 def _restate(output: Output, index: int, statement: Statement) -> Output:
     statements = list(output.statements)
     statements[index] = statement
@@ -394,6 +417,9 @@ EXPECTED = {
     "move_date": {"statement_at_unsupported"},
     "change_project": {"statement_project_unsupported"},
     "change_kind": {"statement_kind_unsupported"},
+    "cut_event": {"statement_part_unmarked"},
+    "mark_whole_as_part": {"statement_part_unmarked"},
+    "merge_events": {"statement_events_merged"},
 }
 
 
@@ -574,3 +600,59 @@ def test_gate_walks_statements_and_events_a_fixed_number_of_times() -> None:
         return CountingTuple.walks
 
     assert passes(50) == passes(2000) <= 6
+
+
+# ---------------------------------------------------------------------------
+# the event is the unit: parts of an event too long for any budget
+
+LONG = " ".join(f"On day {n} the crew logged the weather and checked the pumps." for n in range(30))
+
+
+def _long_sample() -> Sample:
+    return Sample("long_event", (ev("m-1", LONG), ev("m-2", "Never run the pumps dry.")))
+
+
+def test_a_long_event_is_shown_in_marked_parts_that_pass_the_gate() -> None:
+    sample = _long_sample()
+    output = sample.output()
+    parts = [s for s in output.statements if s.derived_from == ("m-1",)]
+    assert len(parts) > 1 and [s.part for s in parts] == [(k, len(parts)) for k in
+                                                           range(1, len(parts) + 1)]  # fmt: skip
+    assert " ".join(s.text for s in parts) == " ".join(LONG.split())
+    report = sample.gate(output)
+    assert report.passed, report.failures
+
+
+def test_a_missing_part_is_rejected_unless_the_event_is_cold() -> None:
+    sample = _long_sample()
+    output = sample.output()
+    first = next(n for n, s in enumerate(output.statements) if s.part and s.part[0] == 1)
+    rest = output.statements[:first] + output.statements[first + 1 :]
+    report = sample.gate(replace(output, statements=rest))
+    assert ("event_parts_incomplete", "m-1") in {(f.code, f.item) for f in report.failures}
+    cold = replace(output, statements=rest, cold=(*output.cold, "m-1"))
+    assert sample.gate(cold).passed
+
+
+def test_a_part_with_the_wrong_words_or_number_is_rejected() -> None:
+    sample = _long_sample()
+    output = sample.output()
+    n = next(n for n, s in enumerate(output.statements) if s.part is not None)
+    statement = output.statements[n]
+    assert statement.part is not None
+    for wrong in (
+        replace(statement, part=(statement.part[0], statement.part[1] + 1)),
+        replace(statement, text=statement.text.rsplit(" ", 1)[0]),
+    ):
+        report = sample.gate(_restate(output, n, wrong))
+        assert ("statement_part_unmarked", f"statements[{n}]") in {
+            (f.code, f.item) for f in report.failures
+        }
+
+
+def test_a_binding_event_moved_to_cold_is_rejected() -> None:
+    sample = _long_sample()
+    output = sample.output()
+    rule = [s for s in output.statements if s.derived_from != ("m-2",)]
+    report = sample.gate(replace(output, statements=tuple(rule), cold=(*output.cold, "m-2")))
+    assert ("statement_missing", "m-2") in {(f.code, f.item) for f in report.failures}

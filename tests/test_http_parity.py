@@ -262,6 +262,13 @@ def test_the_tenants_artifacts_recall_of_several_subjects_configs_and_decided_re
         recalls = both.json()["subjects"]
         assert [r["subject"] for r in recalls] == ["user-7", "user-9"]
         assert all(r["artifact_id"] in (first, second) for r in recalls)
+        # a budget returns what it allows (the context); the claims only when asked
+        assert both.json()["context"] and not any("summary" in r or "claims" in r for r in recalls)
+        asked = http.get(
+            "/v1/recall",
+            params={"subject": ["user-7"], "query": "opera", "budget": 400, "include_claims": True},
+        ).json()["subjects"]
+        assert asked[0]["claims"] and "summary" in asked[0]
         assert http.get("/v1/release/configs").json() == []
         with Memory(service.db, tenant="acme") as memory:  # an operator's rollout (CLI only)
             memory.rollout({"generator": "deterministic"})

@@ -23,6 +23,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 import memlineage
 from memlineage import Memory
 from memlineage.model import EVENT_KINDS
+from memlineage.recall.context import count_tokens
 from memlineage.tokens import default_tokenizer
 from test_http import free_port
 
@@ -72,6 +73,14 @@ async def agent_session(db: str) -> dict[str, Any]:
         seen["queried"] = await call(
             session, "recall", subject="user-7", query="music jazz", budget=200
         )
+        seen["claimed"] = await call(
+            session,
+            "recall",
+            subject="user-7",
+            query="music jazz",
+            budget=200,
+            include_claims=True,
+        )
         seen["why"] = await call(session, "why", subject="user-7", key_or_text="jazz")
         seen["revoked"] = await call(session, "revoke", event_id="m-2", reason="withdrawn")
         seen["recall_after"] = await call(session, "recall", subject="user-7")
@@ -102,6 +111,10 @@ def test_remember_consolidate_recall_revoke_over_stdio(db_url: str, tmp_path: Pa
         for link in match["chain"]
     )
     assert seen["revoked"]["stale"] == [seen["consolidated"]["artifact_id"]]
+    # the tool returns what the budget allows, the context, and the claims only when asked
+    assert seen["queried"].get("claims") is None and "summary" not in seen["queried"]
+    assert count_tokens(seen["queried"]["context"]) <= 200
+    assert seen["claimed"]["claims"] and seen["claimed"]["context"] == queried
     after = seen["recall_after"]
     assert after["mode"] == "raw"
     assert "Never deploy on Fridays." in after["context"] and "jazz" not in after["context"]

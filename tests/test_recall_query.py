@@ -160,7 +160,9 @@ def test_a_negation_is_kept_but_a_date_is_ranked(memory: Memory) -> None:
         text = shown_text(recalled)
         assert "I do not eat shellfish." in text
         assert "dentist" not in text and "g-2" in recalled.left_out.budget_ids
-        assert "dentist" in shown_text(memory.recall("user-7", query="dentist", budget=100))
+        # 120, not 100: the aversion now has a section of its own (Preferences), and the
+        # budget also holds the JSON rendering
+        assert "dentist" in shown_text(memory.recall("user-7", query="dentist", budget=120))
 
 
 # -- the item kinds the detection job stores (docs/recall.md) --
@@ -398,12 +400,14 @@ def test_render_is_deterministic_and_within_the_budget_it_reports(
     assert doc["budget"] == budget and doc["tokens"] == recalled.tokens
 
 
-def test_each_line_shows_its_date_and_its_source(memory: Memory) -> None:
+def test_each_line_shows_its_date_and_the_json_its_source(memory: Memory) -> None:
     memory.add(
         [ev("d-1", "The boiler service is booked with Heatwise.", at="2026-03-04T08:00:00+01:00")]
     )
     text = render(memory.recall("user-7", query="boiler"), "markdown")
-    assert "- The boiler service is booked with Heatwise. (2026-03-04) [d-1]" in text
+    # the citation stays in the JSON (context[].sources); the line carries no id list
+    assert "- The boiler service is booked with Heatwise. (2026-03-04)\n" in text
+    assert memory.recall("user-7", query="boiler").context[0].sources == ("d-1",)
 
 
 def test_without_a_query_recall_is_todays_under_the_budget(memory: Memory) -> None:
@@ -412,8 +416,9 @@ def test_without_a_query_recall_is_todays_under_the_budget(memory: Memory) -> No
     assert [e.id for e in plain.events] == [f"user-7:{i}" for i, _ in CONSTRAINTS] + [
         f"user-7:n-{n}" for n in range(len(NARRATIVE))
     ]
-    budgeted = memory.recall("user-7", budget=120)
-    assert budgeted.tokens is not None and budgeted.tokens <= 120
+    # 150, not 120: the budget now also holds the JSON rendering (its envelope: 25 tokens)
+    budgeted = memory.recall("user-7", budget=150)
+    assert budgeted.tokens is not None and budgeted.tokens <= 150
     kept = [e.id for e in budgeted.events]
     # the newest narrative is kept first; the constraints always
     assert {f"user-7:{i}" for i, _ in CONSTRAINTS} <= set(kept)

@@ -95,7 +95,7 @@ def test_both_sides_of_an_open_conflict_are_shown_together_and_marked(memory: Me
     assert {s.contested for s in recalled.statements if "office" in s.text} == {conflict}
 
 
-def test_a_clause_without_a_value_survives_next_to_one_with_a_value(memory: Memory) -> None:
+def test_an_event_is_shown_whole_or_goes_cold_whole(memory: Memory) -> None:
     add(
         memory,
         {"id": "v-1", "text": "I'm vegan. I walk about 8,000 steps a day.",
@@ -105,18 +105,18 @@ def test_a_clause_without_a_value_survives_next_to_one_with_a_value(memory: Memo
         {"id": "n-1", "text": "We talked about the weather for a while.",
          "at": "2026-01-01T09:00:00Z"},
     )  # fmt: skip
-    for budget in (None, 1):  # no budget, then one nothing fits in
-        kw = {} if budget is None else {"budget": budget}
-        summary = summary_of(memory, **kw)
-        shown = dated(summary)
-        vegan = shown.index(("- I'm vegan.", "2026-01-05"))
-        assert shown[vegan + 1] == ("- I walk about 8,000 steps a day.", "2026-01-05")
-        assert "I detest olives, and the gym is 2 km away." in summary
-    # the tight run moved the weather talk to cold, never the vegan sentence
+    summary = summary_of(memory)  # no budget: every event, each whole on its line
+    shown = dated(summary)
+    assert ("- I'm vegan. I walk about 8,000 steps a day.", "2026-01-05") in shown
+    assert ("- I detest olives, and the gym is 2 km away.", "2026-01-06") in shown
+    # a budget nothing fits in: the aversion binds and stays; the rest goes cold whole
+    summary = summary_of(memory, budget=1)
+    assert "I detest olives, and the gym is 2 km away." in summary
+    assert "vegan" not in summary and "8,000" not in summary and "weather" not in summary
+    assert summary.splitlines()[-1].startswith("(over the budget of 1 tokens")
     tight = memory.artifacts("user-7")[-1]
     assert tight.manifest.budget == 1 and tight.manifest.over_budget is True
-    assert tight.output is not None and tight.output.cold == ("n-1",)
-    assert "weather" not in summary
+    assert tight.output is not None and tight.output.cold == ("v-1", "n-1")
 
 
 def test_dates_are_shown_as_said_with_the_day_they_were_said(memory: Memory) -> None:

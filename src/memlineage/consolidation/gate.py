@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from memlineage.consolidation.parts import event_parts, part_mark, shown_text
 from memlineage.consolidation.render import at_instant, shown_date
-from memlineage.meaning.extract import event_items, split_sentences, text_values
+from memlineage.meaning.binding import is_binding
+from memlineage.meaning.extract import event_items, text_values
 from memlineage.meaning.values import (
     Canonical,
     canonical,
@@ -49,6 +51,9 @@ STATEMENT_VALUE_UNSUPPORTED = "statement_value_unsupported"
 STATEMENT_AT_UNSUPPORTED = "statement_at_unsupported"
 STATEMENT_PROJECT_UNSUPPORTED = "statement_project_unsupported"
 STATEMENT_KIND_UNSUPPORTED = "statement_kind_unsupported"
+STATEMENT_PART_UNMARKED = "statement_part_unmarked"
+STATEMENT_EVENTS_MERGED = "statement_events_merged"
+EVENT_PARTS_INCOMPLETE = "event_parts_incomplete"
 
 CODES: tuple[str, ...] = (
     MISSING,
@@ -68,6 +73,9 @@ CODES: tuple[str, ...] = (
     STATEMENT_AT_UNSUPPORTED,
     STATEMENT_PROJECT_UNSUPPORTED,
     STATEMENT_KIND_UNSUPPORTED,
+    STATEMENT_PART_UNMARKED,
+    STATEMENT_EVENTS_MERGED,
+    EVENT_PARTS_INCOMPLETE,
 )
 
 #: the item kinds whose values a statement may only name when a claim carries them
@@ -118,7 +126,8 @@ def check(
     failures += _check_open_items(open_items, output, events)
     carried = _Carried(output.claims, items)
     failures += _check_statements(output, events, unresolved, carried)
-    failures += _check_coverage(carried, unresolved, open_items, output, selection)
+    failures += _check_event_units(output, events)
+    failures += _check_coverage(carried, items, unresolved, open_items, output, selection)
     failures += _check_statement_fields(output, events, items, open_items)
     return GateReport(passed=not failures, failures=tuple(failures), checked_items=len(items))
 
@@ -401,7 +410,7 @@ class _Carried:
         # per event: the canonical values of its items a statement may name
         self.item_values: dict[str, list[Canonical]] = {}
         self.verified: dict[str, bool] = {}  # per event: every such value is carried
-        self.sentences: dict[str, frozenset[str]] = {}
+        self.sentences: dict[str, frozenset[str]] = {}  # per event: its numbered parts
         self.shallow: dict[str, set[Canonical]] = {}
         self.deep: dict[str, set[Canonical]] = {}
         self.keys: set[str] = set()
@@ -420,20 +429,27 @@ class _Carried:
             if item.kind in _STATEMENT_VALUE_KINDS:
                 own.append(canonical(item.value, item.unit))
 
-    def says_sentence(self, event: Event, text: str) -> bool:
-        """``text`` is one of the event's sentences exactly, and all its values are carried.
+    def says_whole(self, event: Event, statement: Statement) -> bool:
+        """The statement shows the event's whole text (or its marked part) exactly, and
+        every value of the event is carried.
 
         Then the text names no value beyond the event's own items, which the
         claims carry: it needs no extraction of its own.
         """
-        if event.id not in self.sentences:
-            self.sentences[event.id] = frozenset(split_sentences(event.text))
-        if text not in self.sentences[event.id]:
+        if statement.part is None:
+            if statement.text != shown_text(event.text):
+                return False
+        elif statement.text not in self.parts(event):
             return False
         if event.id not in self.verified:
             values = self.item_values.get(event.id, [])
             self.verified[event.id] = all(self.carries(event.id, v) for v in values)
         return self.verified[event.id]
+
+    def parts(self, event: Event) -> frozenset[str]:
+        if event.id not in self.sentences:
+            self.sentences[event.id] = frozenset(event_parts(event.text))
+        return self.sentences[event.id]
 
     def carries(self, source: str, canon: Canonical) -> bool:
         if canon in self.shallow.get(source, ()):
@@ -450,7 +466,7 @@ def _check_statement_values(
 ) -> list[GateFailure]:
     """Every number, amount, date, id or scope of the text is carried by a claim of its sources."""
     anchor = next((events[s] for s in statement.derived_from if s in events), None)
-    if anchor is not None and carried.says_sentence(anchor, statement.text):
+    if anchor is not None and carried.says_whole(anchor, statement):
         return []
     failures = []
     for canon, surface in statement_values(statement.text, anchor):
@@ -599,38 +615,125 @@ def _check_statement_kind(
 
 def _check_coverage(
     carried: _Carried,
+    items: Sequence[Item],
     unresolved: Sequence[Conflict],
     open_items: Sequence[str],
     output: Output,
     selection: Sequence[Event],
 ) -> list[GateFailure]:
-    """Every selected event is cited or cold; events that must be shown are stated and hot."""
+    """Every selected event is shown or cold; a binding event is shown and hot.
+
+    An event without text has nothing to show: its claims may stand for it.
+    """
     stated: set[str] = set()
     for statement in output.statements:
         stated.update(statement.derived_from)
-    cited = stated | carried.cited
     cold = set(output.cold)
-    must_state = set(carried.item_values)  # every event with an item (conflicts: below)
-    must_state.update(open_items)
-    for conflict in unresolved:
-        must_state.update((conflict.a, conflict.b))
+    by_source: dict[str, list[Item]] = {}
+    for item in items:
+        by_source.setdefault(item.source, []).append(item)
+    sides = {side for conflict in unresolved for side in (conflict.a, conflict.b)}
+    opened = set(open_items)
     failures = []
     for event in selection:
-        if event.id not in cited and event.id not in cold:
-            failures.append(
-                GateFailure(EVENT_DROPPED, event.id, "cited by no claim or statement, not in cold")
-            )
-        if event.id not in must_state or not event.text.strip():
-            continue  # an event with no text has no clause to state; its claims show it
+        has_text = bool(event.text.strip())
+        shown = event.id in stated or (not has_text and event.id in carried.cited)
+        if not shown and event.id not in cold:
+            detail = "shown by no statement, not in cold"
+            failures.append(GateFailure(EVENT_DROPPED, event.id, detail))
+        if not has_text or not is_binding(
+            event, by_source.get(event.id, ()), open_items=opened, conflict_sides=sides
+        ):
+            continue
         if event.id not in stated:
             failures.append(
-                GateFailure(STATEMENT_MISSING, event.id, "must be shown but no statement cites it")
+                GateFailure(STATEMENT_MISSING, event.id, "binding but no statement shows it")
             )
         elif event.id in cold:
             failures.append(
-                GateFailure(STATEMENT_MISSING, event.id, "must be shown but is moved to cold")
+                GateFailure(STATEMENT_MISSING, event.id, "binding but is moved to cold")
             )
     return failures
+
+
+# ---------------------------------------------------------------------------
+# the event is the unit: never a piece unmarked, never two events in one line
+
+
+def _check_event_units(output: Output, events: dict[str, Event]) -> list[GateFailure]:
+    """No statement shows an unmarked piece of an event or merges different events' words;
+    an event shown in numbered parts shows all of them, or is cold.
+
+    The checks read verbatim text: a statement an LLM reworded is neither a piece
+    nor a merge of event text, and the value checks above still hold it.
+    """
+    failures: list[GateFailure] = []
+    parts_shown: dict[str, set[int]] = {}
+    wholes: dict[str, str] = {}
+    for index, statement in enumerate(output.statements):
+        sources = [events[s] for s in dict.fromkeys(statement.derived_from) if s in events]
+        if not sources:
+            continue  # the lineage check names it
+        name = f"statements[{index}]"
+        if statement.part is not None:
+            failure = _check_part(name, statement, sources)
+            if failure is None:
+                parts_shown.setdefault(sources[0].id, set()).add(statement.part[0])
+            else:
+                failures.append(failure)
+            continue
+        for source in sources:
+            if source.id not in wholes:
+                wholes[source.id] = shown_text(source.text)
+        failure = _check_verbatim(name, statement, [(e.id, wholes[e.id]) for e in sources])
+        if failure is not None:
+            failures.append(failure)
+    cold = set(output.cold)
+    for event_id, shown in parts_shown.items():
+        total = len(event_parts(events[event_id].text))
+        if len(shown) < total and event_id not in cold:
+            missing = sorted(set(range(1, total + 1)) - shown)
+            detail = f"parts {', '.join(map(str, missing))} of {total} are not shown, not in cold"
+            failures.append(GateFailure(EVENT_PARTS_INCOMPLETE, event_id, detail))
+    return failures
+
+
+def _check_part(name: str, statement: Statement, sources: Sequence[Event]) -> GateFailure | None:
+    """A statement marked part k/n cites one event and shows exactly its k-th of n parts."""
+    assert statement.part is not None
+    index, total = statement.part
+    if len(sources) > 1:
+        detail = f"{_quote(statement.text)} is marked as a part but cites {len(sources)} events"
+        return GateFailure(STATEMENT_EVENTS_MERGED, name, detail)
+    event = sources[0]
+    parts = event_parts(event.text)
+    if len(parts) != total or parts[index - 1] != shown_text(statement.text):
+        detail = f"{_quote(statement.text)} is not {part_mark(index, total, event.id)}"
+        return GateFailure(STATEMENT_PART_UNMARKED, name, detail)
+    return None
+
+
+def _check_verbatim(
+    name: str, statement: Statement, wholes: Sequence[tuple[str, str]]
+) -> GateFailure | None:
+    """A verbatim statement is one event's whole text, or that of events saying the same."""
+    text = f" {shown_text(statement.text)} "
+    if not text.strip():
+        return None
+    texts = {whole for _, whole in wholes}
+    inside = [event_id for event_id, whole in wholes if text in f" {whole} "]
+    holds = [event_id for event_id, whole in wholes if f" {whole} " in text]
+    if len(texts) > 1 and (inside or holds):
+        detail = (
+            f"{_quote(statement.text)} puts the words of different events"
+            f" ({', '.join(event_id for event_id, _ in wholes)}) in one line"
+        )
+        return GateFailure(STATEMENT_EVENTS_MERGED, name, detail)
+    for event_id, whole in wholes:
+        if event_id in inside and f" {whole} " != text:
+            detail = f"{_quote(statement.text)} shows part of {event_id} without a part mark"
+            return GateFailure(STATEMENT_PART_UNMARKED, name, detail)
+    return None
 
 
 def carried_values(claims: Sequence[Claim], *, deep: bool = True) -> set[Canonical]:

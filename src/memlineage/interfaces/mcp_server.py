@@ -73,6 +73,8 @@ class Consolidated(BaseModel):
 
 
 class Recalled(BaseModel):
+    """What the budget allows: the context to put in the prompt, and how it was cut."""
+
     subject: str
     mode: str = Field(description="summary (a published summary and the tail) or raw")
     reason: str = Field(description="why this mode")

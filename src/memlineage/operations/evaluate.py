@@ -10,7 +10,10 @@ events it cites, against gold that is *not* the extractor's own output:
   events do not contain, or a polarity opposite to the gold; any is blocking;
 - **conflict retention rate**: unresolved conflicts that the output keeps,
   with both sides cited by statements marked contested;
-- **token reduction**: 1 - rendered summary tokens / selected event tokens;
+- **token reduction**: 1 - tokens of the summary as an agent reads it (rendered,
+  its over-budget line included) / selected event tokens; a negative reduction
+  on a subject of more than :data:`REDUCTION_BLOCKS_FROM` events is a failure
+  of the budget, and blocking;
 - **stale artifacts visible**: a check of the live store; any is blocking.
 
 No average hides a blocking failure: the report names every subject and item.
@@ -47,6 +50,11 @@ METRICS: tuple[str, ...] = (
     "token_reduction",
     "stale_visible",
 )
+
+
+#: a subject of more than this many events whose summary is larger than its events fails
+#: the run: with so many events, a budget that holds should always compress
+REDUCTION_BLOCKS_FROM = 50
 
 
 @dataclass(frozen=True)
@@ -160,8 +168,14 @@ def score_subject(
     gold: Sequence[GoldFact] = (),
     evidence: Iterable[str] = (),
     tokenizer: Tokenizer | None = None,
+    *,
+    budget: int | None = None,
+    over_budget: bool = False,
 ) -> SubjectResult:
-    """The metrics of one rebuilt output (``None``: the rebuild produced nothing usable)."""
+    """The metrics of one rebuilt output (``None``: the rebuild produced nothing usable).
+
+    ``budget`` and ``over_budget`` are its manifest's: the rendered summary says so.
+    """
     result = SubjectResult(subject)
     if output is None:
         result.rebuilt = False
@@ -173,7 +187,15 @@ def score_subject(
     _score_conflicts(result, output, conflicts)
     _score_evidence(result, output, evidence, by_id)
     result.source_tokens = sum(tokenizer.count(e.text) for e in events)
-    result.summary_tokens = tokenizer.count(render_summary(output.statements))
+    read = render_summary(output.statements, budget=budget, over_budget=over_budget)
+    result.summary_tokens = tokenizer.count(read)
+    reduction = result.metrics()["token_reduction"]
+    if len(events) > REDUCTION_BLOCKS_FROM and reduction is not None and reduction < 0:
+        detail = (
+            f"the summary ({result.summary_tokens} tokens) is larger than its {len(events)}"
+            f" events ({result.source_tokens} tokens): the budget did not hold"
+        )
+        result.findings.append(Finding(subject, "token_reduction", subject, detail))
     return result
 
 
@@ -309,6 +331,9 @@ def _score_evidence(
             )
 
 
+_BLOCKING_METRICS = frozenset({"erroneous_new_fact_rate", "token_reduction"})
+
+
 @dataclass
 class EvalReport:
     """Per-subject results, the overall metrics, and what blocks the run."""
@@ -341,10 +366,9 @@ class EvalReport:
 
     @property
     def blocking(self) -> list[Finding]:
-        """Erroneous new facts and visible stale artifacts: each one fails the run."""
-        wrong = [
-            f for r in self.subjects for f in r.findings if f.metric == "erroneous_new_fact_rate"
-        ]
+        """Erroneous new facts, a summary larger than its many events (the budget failed)
+        and visible stale artifacts: each one fails the run."""
+        wrong = [f for r in self.subjects for f in r.findings if f.metric in _BLOCKING_METRICS]
         return wrong + self.stale_visible
 
     @property
@@ -482,6 +506,8 @@ def run_eval(
             built.artifact.output,  # scored even when the gate refused it: a regression shows
             owed,
             (evidence or {}).get(subject, ()),
+            budget=built.artifact.manifest.budget,
+            over_budget=built.artifact.manifest.over_budget,
         )
         result.gate_passed = built.artifact.gate.passed
         if not result.rebuilt:

@@ -346,4 +346,7 @@ def review_sheet(store: Store, tenant: str, candidate: Artifact) -> dict[str, An
 def _summary(artifact: Artifact | None) -> str | None:
     if artifact is None or artifact.output is None:
         return None
-    return render_summary(artifact.output.statements)
+    manifest = artifact.manifest
+    return render_summary(
+        artifact.output.statements, budget=manifest.budget, over_budget=manifest.over_budget
+    )

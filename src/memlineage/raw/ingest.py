@@ -21,21 +21,19 @@ from memlineage.errors import BadInput
 from memlineage.model import EVENT_KINDS, TRUST_LEVELS, Fact, NewEvent
 from memlineage.progress import Progress, begin
 
-EVENT_FIELDS = frozenset(
-    {
-        "id",
-        "subject",
-        "text",
-        "at",
-        "kind",
-        "project",
-        "trust",
-        "taint",
-        "facts",
-        "supersedes",
-        "speaker",
-    }
+#: the fields of an event that hold one string (or null)
+PLAIN_FIELDS: tuple[str, ...] = (
+    "id",
+    "subject",
+    "text",
+    "at",
+    "kind",
+    "project",
+    "trust",
+    "supersedes",
+    "speaker",
 )
+EVENT_FIELDS = frozenset({*PLAIN_FIELDS, "taint", "facts"})
 FACT_FIELDS = frozenset({"key", "value", "unit", "polarity", "kind"})
 #: ids, subjects, projects, speakers, supersedes and tenants: at most this many characters
 MAX_ID_LENGTH = 200

@@ -1,9 +1,12 @@
 """What goes into an agent's context: rank by relevance, pack into a token budget. Pure.
 
 A recall is turned into *passages*: one per summary statement, cold event,
-tail event or (in raw mode) valid event. A passage is **must-keep** when it
-carries a must-preserve item, is an open item, or is a side of an unresolved
-conflict; must-keep passages come first and are never cut. The others follow
+tail event or (in raw mode) valid event, each a whole event (or a marked part
+of an event too long for any budget, consolidation/parts.py), never a
+sentence. A passage is **must-keep** when its event binds the agent
+(meaning/binding.py: a rule, a permission scope, the subject's own
+preference or aversion, an open item, a side of an unresolved conflict);
+must-keep passages come first and are never cut. The others follow
 ranked by relevance to the query (relevance.py; no query: today's order), and are
 taken in that order while the next one fits in the budget. Cold events come
 back only when they match the query: they are what a query retrieves.
@@ -93,9 +96,15 @@ class Passage:
     order: int  # position in the no-query order of its subject
     score: float = 0.0  # full-text relevance, higher is better; 0: no match
     conflict: str | None = None  # the unresolved conflict it is a side of
+    project: str | None = None  # the scope of its events (None: global)
+    speaker: str | None = None  # who said it, when the event names one
+    part: tuple[int, int] | None = None  # (k, n): the k-th of n parts of one long event
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "project": self.project,
+            "speaker": self.speaker,
+            "part": list(self.part) if self.part else None,
             "subject": self.subject,
             "text": self.text,
             "sources": list(self.sources),
@@ -129,7 +138,7 @@ def with_scores(passages: Sequence[Passage], scores: Sequence[float]) -> list[Pa
     for p, score in zip(passages, scores, strict=True):
         if score:  # the constructor, not dataclasses.replace: this runs per passage per recall
             p = Passage(p.subject, p.text, p.sources, p.at, p.section, p.origin, p.must_keep,
-                        p.order, score, p.conflict)  # fmt: skip
+                        p.order, score, p.conflict, p.project, p.speaker, p.part)  # fmt: skip
         out.append(p)
     return out
 
@@ -175,6 +184,7 @@ class Layout:
     subject_header: Callable[[str], int]
     section_header: Callable[[str], int]
     footer: int  # reserved for the "left out" line when anything is dropped
+    fixed: int = 0  # what every rendering costs whatever it holds (the JSON envelope)
 
 
 def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packed:
@@ -187,7 +197,7 @@ def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packe
     subjects: set[str] = set()
     sections: set[tuple[str, str]] = set()
     kept: list[Passage] = []
-    used = 0
+    used = layout.fixed
 
     def cost(passage: Passage) -> int:
         extra = layout.line(passage)

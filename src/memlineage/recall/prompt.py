@@ -7,14 +7,19 @@ agent pastes into its prompt, ``markdown``, ``text`` or ``json``:
   memory in a fixed order: constraints, contested points, open items,
   preferences, facts (context.SECTIONS);
 - one line per passage, in rank order within its section:
-  ``- <text verbatim, whitespace collapsed> (<date>) [<source event ids>]``;
-  the ids are what ``why`` and the lineage resolve; a contested line also
-  names its conflict;
-- a last line says how many passages were left out for the budget.
+  ``- [<project>] <speaker>: <text verbatim> (part k/n of <id>) (<date>)``
+  (project, speaker and part mark when there are); a contested line also
+  names its conflict. The source event ids (what ``why`` and the lineage
+  resolve) stay in the result's JSON, ``context[].sources``;
+- a last line says how many passages were left out for the budget, and one
+  says so when the binding part alone is over the budget.
 
-Every line is a header, a passage or that footer, and ends with a newline, so
-the token count of the whole text is the sum of its lines' counts: that is
-how context.pack keeps the markdown and text renderings within the budget.
+Every line is a header, a passage or a footer, and ends with a newline, so
+the token count of the whole text is the sum of its lines' counts. The JSON
+document is compact (``context``: subject -> section -> ``[body, date]``
+lines) and costed the same way:
+context.pack charges each passage the largest of its three renderings, so
+markdown, text and JSON all keep the budget.
 """
 
 from __future__ import annotations
@@ -23,12 +28,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from memlineage.consolidation.parts import part_mark
 from memlineage.consolidation.render import shown_date
 from memlineage.recall.context import SECTION_TITLES, SECTIONS, Layout, Passage, count_tokens
 from memlineage.recall.results import LeftOut, Recall, RecallSet
 
 FORMATS = ("markdown", "text", "json")
-MAX_REFS = 3  # source ids shown on a line; the rest are counted ("+2")
 _FOOTER_RESERVE = 999_999  # the footer is costed with the widest count it may show
 
 
@@ -38,15 +43,7 @@ def render(recall: Recall | RecallSet, format: str = "markdown") -> str:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     subjects, context, left_out = _parts(recall)
     if format == "json":
-        return (
-            json.dumps(
-                _document(recall, subjects, context, left_out),
-                ensure_ascii=False,
-                indent=2,
-                sort_keys=True,
-            )
-            + "\n"
-        )
+        return _json(_document(recall, subjects, context, left_out))
     lines: list[str] = []
     for subject in subjects:
         lines.append(subject_header(subject, format))
@@ -58,7 +55,18 @@ def render(recall: Recall | RecallSet, format: str = "markdown") -> str:
                 lines.extend(passage_line(p) for p in shown)
     if left_out.budget_count:
         lines.append(footer(left_out.budget_count, format))
+    if recall.over_budget:
+        lines.append(over_budget_footer(recall.budget, recall.tokens, format))
     return "".join(line + "\n" for line in lines)
+
+
+def over_budget_footer(budget: int | None, tokens: int | None, format: str) -> str:
+    """The visible line of a recall whose binding part alone exceeds its budget."""
+    text = (
+        f"(over the token budget of {budget}: the binding part alone takes {tokens} tokens;"
+        " nothing was cut)"
+    )
+    return f"_{text}_" if format == "markdown" else text
 
 
 def _parts(recall: Recall | RecallSet) -> tuple[list[str], Sequence[Passage], LeftOut]:
@@ -83,35 +91,81 @@ def footer(count: int, format: str) -> str:
 
 
 def passage_line(passage: Passage) -> str:
-    """``- text (date) [ids]``: the text verbatim, one line; date and ids when known."""
-    parts = ["-", " ".join(passage.text.split())]
+    """``- [project] speaker: text (part k/n of id) (date)``: the text verbatim, one line.
+
+    Citations stay in the JSON of the result (``context[].sources``); the line
+    carries at most a short reference: the conflict a contested line is a side of.
+    """
+    parts = ["-", passage_body(passage)]
     date = shown_date(passage.at)
     if date:
         parts.append(f"({date})")
-    parts.append(f"[{source_ref(passage)}]")
+    if passage.conflict:
+        parts.append(f"[{passage.conflict}]")
     return " ".join(parts)
 
 
-def source_ref(passage: Passage) -> str:
-    ids = list(passage.sources[:MAX_REFS])
-    if len(passage.sources) > MAX_REFS:
-        ids.append(f"+{len(passage.sources) - MAX_REFS}")
-    ref = ", ".join(ids)
-    return f"{ref}; {passage.conflict}" if passage.conflict else ref
+def passage_body(passage: Passage) -> str:
+    """``[project] speaker: text (part k/n of id)``: what a line says, in every format."""
+    parts = []
+    if passage.project:
+        parts.append(f"[{passage.project}]")
+    parts.append(line_text(passage))
+    if passage.part is not None and passage.sources:
+        parts.append(f"({part_mark(*passage.part, passage.sources[0])})")
+    return " ".join(parts)
 
 
-def layout() -> Layout:
-    """Token costs of the prose renderings: the larger of markdown and text, per line."""
+def line_text(passage: Passage) -> str:
+    """The passage's text, whitespace collapsed, after its speaker when the text lacks it."""
+    text = " ".join(passage.text.split())
+    if passage.speaker and not text.startswith(f"{passage.speaker}:"):
+        return f"{passage.speaker}: {text}"
+    return text
+
+
+def layout(budget: int | None = None) -> Layout:
+    """Token costs of every rendering: per element, the largest of markdown, text and JSON."""
 
     def both(make: Any) -> int:
         return max(count_tokens(make("markdown") + "\n"), count_tokens(make("text") + "\n"))
 
+    def line(passage: Passage) -> int:
+        prose = count_tokens(passage_line(passage) + "\n")
+        return max(prose, count_tokens(_json(_line(passage)).rstrip("\n") + ","))
+
+    def subject(name: str) -> int:
+        block = _json({name: {}}).rstrip("\n") + ","
+        return max(both(lambda f: subject_header(name, f)), count_tokens(block))
+
+    def section(name: str) -> int:
+        block = _json({name: []}).rstrip("\n") + ","
+        return max(both(lambda f: section_header(name, f)), count_tokens(block))
+
+    envelope: dict[str, Any] = {
+        "context": {},
+        "budget": budget,
+        "tokens": _FOOTER_RESERVE,
+        "overBudget": False,
+        "leftOut": _FOOTER_RESERVE,
+    }
     return Layout(
-        line=lambda p: count_tokens(passage_line(p) + "\n"),
-        subject_header=lambda s: both(lambda f: subject_header(s, f)),
-        section_header=lambda s: both(lambda f: section_header(s, f)),
+        line=line,
+        subject_header=subject,
+        section_header=section,
         footer=both(lambda f: footer(_FOOTER_RESERVE, f)),
+        fixed=count_tokens(_json(envelope)),
     )
+
+
+def _json(document: Any) -> str:
+    return json.dumps(document, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def _line(p: Passage) -> list[str | None]:
+    """A passage in the JSON document: ``[body, date]`` (and its conflict), as its prose line."""
+    line = [passage_body(p), shown_date(p.at)]
+    return [*line, p.conflict] if p.conflict else line
 
 
 def _document(
@@ -120,31 +174,20 @@ def _document(
     context: Sequence[Passage],
     left_out: LeftOut,
 ) -> dict[str, Any]:
-    blocks = []
+    """``context``: subject -> section -> lines, in the order of the prose renderings."""
+    blocks: dict[str, dict[str, list[list[str | None]]]] = {}
     for subject in subjects:
         mine = [p for p in context if p.subject == subject]
-        sections = []
+        sections: dict[str, list[list[str | None]]] = {}
         for section in SECTIONS:
-            shown = [p for p in mine if p.section == section]
-            if shown:
-                lines = [
-                    {
-                        "text": " ".join(p.text.split()),
-                        "date": shown_date(p.at),
-                        "sources": list(p.sources),
-                        "conflict": p.conflict,
-                    }
-                    for p in shown
-                ]
-                sections.append(
-                    {"section": section, "title": SECTION_TITLES[section], "lines": lines}
-                )
-        blocks.append({"subject": subject, "sections": sections})
+            lines = [_line(p) for p in mine if p.section == section]
+            if lines:
+                sections[section] = lines
+        blocks[subject] = sections
     return {
-        "subjects": blocks,
-        "query": recall.query,
+        "context": blocks,
         "budget": recall.budget,
         "tokens": recall.tokens,
         "overBudget": recall.over_budget,
-        "leftOut": left_out.to_json(),
+        "leftOut": left_out.budget_count,  # passages left out for the budget
     }

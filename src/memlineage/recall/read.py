@@ -18,9 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from memlineage.consolidation.alias import why_not_summary
-from memlineage.consolidation.gate import CONFLICT_KIND
+from memlineage.consolidation.parts import event_parts
 from memlineage.consolidation.render import render_summary
 from memlineage.meaning import binding, extract
+from memlineage.meaning.binding import is_binding, may_bind
 from memlineage.model import Claim, Conflict, Event, Operation, Output
 from memlineage.raw.validity import TrustPolicy, source_state
 from memlineage.recall.context import (
@@ -95,7 +96,11 @@ def gather(
             claims=output.claims,
             open_items=output.open_items,
             conflicts=tuple(by_id[c] for c in output.unresolved_conflicts if c in by_id),
-            summary=render_summary(output.statements),
+            summary=render_summary(
+                output.statements,
+                budget=head.artifact.manifest.budget,
+                over_budget=head.artifact.manifest.over_budget,
+            ),
             tail=tuple(e for e in tail if state.is_valid(e)),
             statements=output.statements,
             cold=output.cold,
@@ -139,7 +144,7 @@ def finish(
         )
         candidates = with_scores(candidates, bm25(terms, [p.text for p in candidates], unmatched))
     ranked = rank(candidates, has_query=bool(terms))
-    packed = pack(ranked, budget, layout() if budget is not None else _FREE)
+    packed = pack(ranked, budget, layout(budget) if budget is not None else _FREE)
     recalls = tuple(_narrowed(found, packed, query, budget) for found, _ in gathered)
     total_cold = sum(r.left_out.cold_unmatched for r in recalls)
     return RecallSet(
@@ -187,11 +192,11 @@ def _narrowed(found: Recall, packed: Packed, query: str | None, budget: int | No
 
 _FREE = Layout(lambda p: 0, lambda s: 0, lambda s: 0, 0)  # no budget: nothing to count
 
-# The items that make a passage must-keep: what an agent must never break or
-# contradict (active constraints, negations, permission scopes; contested claims
-# are sides of conflicts). Numbers, dates, money and ids are must-preserve for a
-# summary (never altered) but are ranked by relevance in a recall (docs/recall.md).
-MUST_KEEP_ITEM_KINDS = frozenset({"constraint", "negation", "scope", CONFLICT_KIND})
+# What makes a passage must-keep is meaning/binding.py's to decide: an event binds
+# the agent (a rule, a permission scope, the subject's own preference or aversion,
+# an open item, a side of an unresolved conflict). Numbers, dates, money, ids and
+# narrative negations are must-preserve for a summary (never altered) but are
+# ranked by relevance in a recall (docs/recall.md).
 
 
 def _claim_kinds(claims: Sequence[Claim]) -> dict[str, list[str]]:
@@ -229,13 +234,12 @@ def _summary_passages(
     sides = _sides(found.conflicts)
     passages: list[Passage] = []
     if output.statements:
-        by_key = {c.key: c.kind for c in output.claims}
+        binding = _binding_statements(reader, subject, output, open_ids, sides)
         for n, statement in enumerate(output.statements):
             sources = statement.derived_from
-            item_kinds = [by_key[k] for k in statement.claims if k in by_key]
-            item_kinds += [k for s in sources for k in claims.get(s, ())]
             conflict = statement.contested or next((sides[s] for s in sources if s in sides), None)
             is_open = any(s in open_ids for s in sources)
+            item_kinds = [k for s in sources for k in claims.get(s, ())]
             passages.append(
                 Passage(
                     subject,
@@ -244,9 +248,12 @@ def _summary_passages(
                     statement.at,
                     section_of(statement.kind, item_kinds, open_item=is_open, conflict=conflict),
                     "summary",
-                    _must_keep(statement.kind, item_kinds, is_open, conflict),
+                    n in binding,
                     n,
                     conflict=conflict,
+                    project=statement.project,
+                    speaker=statement.speaker,
+                    part=statement.part,
                 )
             )
     else:
@@ -254,20 +261,44 @@ def _summary_passages(
         covered = reader.events(subject, through=found.covers_through)
         state = source_state(covered, ops, policy)
         hot = [e for e in covered if state.is_valid(e) and e.id not in cold]
-        for n, event in enumerate(hot):
-            passages.append(_event_passage(subject, "summary", event, n, claims, open_ids, sides))
+        for event in hot:
+            passages += _event_passage(subject, "summary", event, len(passages), open_ids, sides)
     kinds = (
         _item_kinds(reader, subject, found.tail, after=found.covers_through) if with_items else None
     )
     passages += _event_passages(subject, "tail", found.tail, found.conflicts, kinds, len(passages))
-    return passages + _missing_sides(reader, found, passages, claims, open_ids, sides)
+    return passages + _missing_sides(reader, found, passages, open_ids, sides)
+
+
+def _binding_statements(
+    reader: Reader, subject: str, output: Output, open_ids: set[str], sides: dict[str, str]
+) -> set[int]:
+    """The statements that show a binding event (meaning/binding.py).
+
+    Only events whose claims may bind (or open items, conflict sides) are read
+    back and decided; the others cannot bind.
+    """
+    kinds = _claim_kinds(output.claims)
+    candidates = {
+        s
+        for statement in output.statements
+        for s in statement.derived_from
+        if s in open_ids or s in sides or may_bind(kinds.get(s, ()))
+    }
+    explicit = {s.derived_from[0] for s in output.statements if s.kind in ("constraint",)}
+    candidates |= explicit
+    binding = {
+        event.id
+        for event in reader.events_by_id(subject, sorted(candidates))
+        if is_binding(event, extract.event_items(event), open_items=open_ids, conflict_sides=sides)
+    }
+    return {n for n, s in enumerate(output.statements) if any(i in binding for i in s.derived_from)}
 
 
 def _missing_sides(
     reader: Reader,
     found: Recall,
     passages: Sequence[Passage],
-    claims: dict[str, list[str]],
     open_ids: set[str],
     sides: dict[str, str],
 ) -> list[Passage]:
@@ -276,11 +307,12 @@ def _missing_sides(
     missing = sorted(s for s in sides if s not in shown)
     if not missing:
         return []
-    start = len(passages)
-    return [
-        _event_passage(found.subject, "summary", e, start + n, claims, open_ids, sides)
-        for n, e in enumerate(reader.events_by_id(found.subject, missing))
-    ]
+    out: list[Passage] = []
+    for event in reader.events_by_id(found.subject, missing):
+        out += _event_passage(
+            found.subject, "summary", event, len(passages) + len(out), open_ids, sides
+        )
+    return out
 
 
 def _item_kinds(
@@ -329,10 +361,20 @@ def _event_passages(
         open_ids = {e.id for e in events if extract.OPEN_ITEM in kinds.get(e.id, ())}
     sides = _sides(conflicts)
     newest_first = sorted(events, key=lambda e: -e.seq)
-    return [
-        _event_passage(subject, origin, e, start + n, kinds, open_ids, sides)
-        for n, e in enumerate(newest_first)
-    ]
+    passages: list[Passage] = []
+    for event in newest_first:
+        may = event.id in open_ids or event.id in sides or may_bind(kinds.get(event.id, ()))
+        passages += _event_passage(
+            subject,
+            origin,
+            event,
+            start + len(passages),
+            open_ids,
+            sides,
+            may_bind=may,
+            kinds=kinds.get(event.id, ()),
+        )
+    return passages
 
 
 def _event_passage(
@@ -340,33 +382,45 @@ def _event_passage(
     origin: str,
     event: Event,
     order: int,
-    items: Mapping[str, Sequence[str]],
     open_ids: set[str],
     sides: dict[str, str],
-) -> Passage:
-    item_kinds = items.get(event.id, ())
+    *,
+    may_bind: bool = True,
+    must_keep: bool | None = None,
+    kinds: Sequence[str] | None = None,
+) -> list[Passage]:
+    """An event as its passage, whole; an event too long for any budget as its marked parts.
+
+    ``may_bind`` False skips the binding test (its item ``kinds`` cannot bind);
+    ``kinds`` None reads them from the event (extraction).
+    """
     conflict = sides.get(event.id)
     is_open = event.id in open_ids
-    return Passage(
-        subject,
-        event.text,
-        (event.id,),
-        event.at,
-        section_of(event.kind, item_kinds, open_item=is_open, conflict=conflict),
-        origin,
-        _must_keep(event.kind, item_kinds, is_open, conflict),
-        order,
-        conflict=conflict,
-    )
-
-
-def _must_keep(
-    kind: str | None, item_kinds: Sequence[str], is_open: bool, conflict: str | None
-) -> bool:
-    """An active constraint, a negation, a permission scope, an open item or a conflict side."""
-    if is_open or conflict is not None or kind == "constraint":
-        return True
-    return any(k in MUST_KEEP_ITEM_KINDS for k in item_kinds)
+    decide = may_bind and must_keep is None
+    items = extract.event_items(event) if kinds is None or decide else []
+    if must_keep is None:
+        must_keep = decide and is_binding(event, items, open_items=open_ids, conflict_sides=sides)
+    item_kinds = [i.kind for i in items] if kinds is None else kinds
+    section = section_of(event.kind, item_kinds, open_item=is_open, conflict=conflict)
+    parts = event_parts(event.text) or [event.text]
+    numbered = len(parts) > 1
+    return [
+        Passage(
+            subject,
+            text,
+            (event.id,),
+            event.at,
+            section,
+            origin,
+            must_keep,
+            order + n,
+            conflict=conflict,
+            project=event.project,
+            speaker=event.speaker,
+            part=(n + 1, len(parts)) if numbered else None,
+        )
+        for n, text in enumerate(parts)
+    ]
 
 
 def _cold_passages(
@@ -384,16 +438,16 @@ def _cold_passages(
     events = reader.events_by_id(found.subject, hits)
     state = source_state(events, ops, policy)
     valid = sorted((e for e in events if state.is_valid(e)), key=lambda e: e.seq)
-    return [
-        Passage(
+    passages: list[Passage] = []
+    for event in valid:
+        passages += _event_passage(
             found.subject,
-            e.text,
-            (e.id,),
-            e.at,
-            section_of(e.kind, [], open_item=False, conflict=None),
             "cold",
-            False,
-            start + n,
+            event,
+            start + len(passages),
+            set(),
+            {},
+            must_keep=False,
+            kinds=(),
         )
-        for n, e in enumerate(valid)
-    ]
+    return passages

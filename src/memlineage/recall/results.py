@@ -25,6 +25,10 @@ class LeftOut:
         }
 
 
+#: the fields of a recall's JSON that a budget does not hold: sent only when asked
+BEYOND_THE_BUDGET: tuple[str, ...] = ("claims", "open_items", "summary", "statements", "cold")
+
+
 @dataclass(frozen=True)
 class Recall:
     subject: str
@@ -50,7 +54,16 @@ class Recall:
     tokens: int | None = None  # of the rendered context; counted when a budget is given
     over_budget: bool = False  # the must-keep part alone exceeds the budget
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, include_claims: bool = True) -> dict[str, Any]:
+        """Everything, or with a budget and ``include_claims`` False only what the budget
+        allows: the context, the events in it and the conflicts, no summary or claims."""
+        doc = self._json()
+        if self.budget is not None and not include_claims:
+            for name in BEYOND_THE_BUDGET:
+                doc.pop(name)
+        return doc
+
+    def _json(self) -> dict[str, Any]:
         return {
             "subject": self.subject,
             "mode": self.mode,
@@ -86,9 +99,9 @@ class RecallSet:
     tokens: int | None = None
     over_budget: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, include_claims: bool = True) -> dict[str, Any]:
         return {
-            "subjects": [r.to_json() for r in self.recalls],
+            "subjects": [r.to_json(include_claims=include_claims) for r in self.recalls],
             "query": self.query,
             "budget": self.budget,
             "tokens": self.tokens,

@@ -14,7 +14,7 @@ from typing import Any
 from memlineage.errors import BadInput, DuplicateEventId, NotFound
 from memlineage.model import Clock, NewEvent, OpKind
 from memlineage.progress import Advance, Progress, begin
-from memlineage.raw.ingest import utc_now
+from memlineage.raw.ingest import PLAIN_FIELDS, utc_now
 from memlineage.store.core import StoreCore
 from memlineage.store.protocol import Appended
 from memlineage.store.rows import EVENT_COLUMNS, INSERT_COLUMNS, event_row
@@ -173,17 +173,7 @@ def _field_with_nul(event: NewEvent) -> str | None:
     )
     if NUL not in joined and not event.taint and not event.facts:
         return None
-    for name in (
-        "id",
-        "subject",
-        "text",
-        "at",
-        "kind",
-        "project",
-        "trust",
-        "supersedes",
-        "speaker",
-    ):
+    for name in PLAIN_FIELDS:
         value = getattr(event, name)
         if value is not None and NUL in value:
             return name

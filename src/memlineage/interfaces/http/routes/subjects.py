@@ -44,15 +44,23 @@ def consolidate(subject: str, memory: Mem, body: ConsolidateIn | None = None) ->
 
 
 @router.get("/v1/subjects/{subject}/recall")
-def recall(subject: str, memory: Mem, query: Text = None, budget: Budget = None) -> dict[str, Any]:
+def recall(
+    subject: str,
+    memory: Mem,
+    query: Text = None,
+    budget: Budget = None,
+    include_claims: bool = False,
+) -> dict[str, Any]:
     """Recall a subject (`recall`).
 
     The fresh summary plus the raw tail, or the valid raw events; with `query` and
-    `budget`, the must-keep part first, then the rest ranked by relevance until the
-    token budget."""
+    `budget`, the binding part first, then whole events ranked by relevance until the
+    token budget, and only what the budget allows (the context); the claims only
+    with `include_claims`."""
     known_subject(memory, subject)
     with metrics.timed_recall("recall", memory.tenant, [subject]):
-        return memory.recall(subject, query=query, budget=budget).to_json()
+        recalled = memory.recall(subject, query=query, budget=budget)
+    return recalled.to_json(include_claims=include_claims)
 
 
 @router.get("/v1/recall")
@@ -61,12 +69,14 @@ def recall_several(
     subject: Annotated[list[str], Query(min_length=1, max_length=100)],
     query: Text = None,
     budget: Budget = None,
+    include_claims: bool = False,
 ) -> dict[str, Any]:
     """`recall` of several subjects (`?subject=a&subject=b`) sharing one budget."""
     for name in subject:
         known_subject(memory, name)
     with metrics.timed_recall("recall_several", memory.tenant, subject):
-        return memory.recall(query=query, budget=budget, subjects=subject).to_json()
+        recalled = memory.recall(query=query, budget=budget, subjects=subject)
+    return recalled.to_json(include_claims=include_claims)
 
 
 @router.get("/v1/subjects/{subject}/context", response_class=PlainTextResponse)

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memlineage.recall.tokens import default_tokenizer
 
 from memlineage import Memory
 from memlineage.consolidation.generators.base import GenerationRequest
@@ -20,6 +19,7 @@ from memlineage.consolidation.generators.deterministic import DeterministicGener
 from memlineage.consolidation.render import over_budget_line
 from memlineage.interfaces.cli import main
 from memlineage.operations import evaluate as evaluation
+from memlineage.tokens import default_tokenizer
 
 CORPUS = [
     {"id": "e-1", "subject": "user-7", "text": "Never deploy on Fridays.", "kind": "constraint"},

@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memlineage.recall.tokens import default_tokenizer
-
 from memlineage import Memory
 from memlineage.recall.prompt import render
+from memlineage.tokens import default_tokenizer
 from test_statements import add, summary_of
 
 

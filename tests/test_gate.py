@@ -19,6 +19,7 @@ from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.parse import parse_output
 from memlineage.consolidation.samples import BY_NAME, SAMPLES, Sample, ev
+from memlineage.meaning.binding import binding_reasons, shown_kind
 from memlineage.meaning.extract import expected_open_items, extract_items, text_values
 from memlineage.meaning.values import canonical
 from memlineage.model import Claim, Conflict, Event, GateReport, Item, Output, Statement
@@ -365,6 +366,9 @@ def _field_mutants(sample: Sample, output: Output, n: int) -> Iterator[Mutant]:
             yield "change_project", f"{name} {project}", _restate(output, n, moved), {name}
     said = {e.kind for e in cited}
     said |= {i.kind for i in sample.items() if i.source in statement.derived_from}
+    for event in cited:  # the kind a binding event is shown under is said too
+        own = [i for i in sample.items() if i.source == event.id]
+        said.add(shown_kind(binding_reasons(event, own, open_items=set(output.open_items))))
     for kind in ("constraint", "decision", "preference", "task"):
         opened = kind == "task" and set(statement.derived_from) & set(output.open_items)
         if kind not in said and not opened:
@@ -500,8 +504,16 @@ def test_a_statement_shows_its_event_s_date_project_and_kind() -> None:
 
 
 def test_a_statement_of_several_events_may_carry_a_date_within_theirs() -> None:
-    events, items, output = _tea()
-    both = replace(output.statements[1], derived_from=("m-1", "m-2"), project=None)
+    # one line for events whose texts are identical (the only line that cites several)
+    said = "I no longer drink green tea."
+    events = [
+        ev("m-1", said, at="2024-03-06T09:00:00Z"),
+        ev("m-2", said, at="2024-03-25T09:00:00Z", project="home"),
+    ]
+    items: list[Item] = []
+    output = parse_output(DeterministicGenerator().generate(
+        GenerationRequest("user-7", tuple(events), (), (), ())))  # fmt: skip
+    both = replace(output.statements[0], derived_from=("m-1", "m-2"), project=None)
     merged = replace(output, statements=(both,))
     for at, passed in [
         ("2024-03-25T09:00:00Z", True),  # the newest, as the built-in generator writes it

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from memlineage.consolidation.parts import event_parts, part_mark, shown_text
 from memlineage.consolidation.render import at_instant, shown_date
-from memlineage.meaning.binding import is_binding
+from memlineage.meaning.binding import binding_reasons, is_binding, shown_kind
 from memlineage.meaning.extract import event_items, text_values
 from memlineage.meaning.values import (
     Canonical,
@@ -127,8 +127,8 @@ def check(
     carried = _Carried(output.claims, items)
     failures += _check_statements(output, events, unresolved, carried)
     failures += _check_event_units(output, events)
-    failures += _check_coverage(carried, items, unresolved, open_items, output, selection)
-    failures += _check_statement_fields(output, events, items, open_items)
+    failures += _check_coverage(carried, unresolved, open_items, output, selection)
+    failures += _check_statement_fields(output, events, carried, open_items)
     return GateReport(passed=not failures, failures=tuple(failures), checked_items=len(items))
 
 
@@ -406,6 +406,7 @@ class _Carried:
     """
 
     def __init__(self, claims: Sequence[Claim], items: Sequence[Item]) -> None:
+        self.items: dict[str, list[Item]] = {}  # event id -> its items (no conflicts)
         self.claims: dict[str, list[Claim]] = {}
         # per event: the canonical values of its items a statement may name
         self.item_values: dict[str, list[Canonical]] = {}
@@ -425,6 +426,7 @@ class _Carried:
         for item in items:
             if item.kind == CONFLICT_KIND:
                 continue
+            self.items.setdefault(item.source, []).append(item)
             own = self.item_values.setdefault(item.source, [])
             if item.kind in _STATEMENT_VALUE_KINDS:
                 own.append(canonical(item.value, item.unit))
@@ -500,7 +502,7 @@ def statement_values(text: str, source: Event | None = None) -> list[tuple[Canon
 
 
 def _check_statement_fields(
-    output: Output, events: dict[str, Event], items: Sequence[Item], open_items: Sequence[str]
+    output: Output, events: dict[str, Event], carried: _Carried, open_items: Sequence[str]
 ) -> list[GateFailure]:
     """A statement's ``at``, ``project`` and ``kind`` are those of the events it cites.
 
@@ -508,10 +510,14 @@ def _check_statement_fields(
     its reversal, an invented project or a stronger kind says what no event says.
     """
     kinds: dict[str, set[str]] = {}  # per event: the kinds its items support
-    for item in items:
-        if item.kind != CONFLICT_KIND:
-            kinds.setdefault(item.source, {"fact"}).add(item.kind)
+    for source, own in carried.items.items():
+        kinds[source] = {"fact", *(item.kind for item in own)}
     opened = set(open_items)
+    for event in events.values():  # and the kind its binding reasons show it under
+        own = carried.items.get(event.id, [])
+        shown = shown_kind(binding_reasons(event, own, open_items=opened))
+        if shown is not None:
+            kinds.setdefault(event.id, set()).add(shown)
     failures: list[GateFailure] = []
     for index, statement in enumerate(output.statements):
         cited = [events[s] for s in dict.fromkeys(statement.derived_from) if s in events]
@@ -615,7 +621,6 @@ def _check_statement_kind(
 
 def _check_coverage(
     carried: _Carried,
-    items: Sequence[Item],
     unresolved: Sequence[Conflict],
     open_items: Sequence[str],
     output: Output,
@@ -629,9 +634,7 @@ def _check_coverage(
     for statement in output.statements:
         stated.update(statement.derived_from)
     cold = set(output.cold)
-    by_source: dict[str, list[Item]] = {}
-    for item in items:
-        by_source.setdefault(item.source, []).append(item)
+    by_source = carried.items
     sides = {side for conflict in unresolved for side in (conflict.a, conflict.b)}
     opened = set(open_items)
     failures = []

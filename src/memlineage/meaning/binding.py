@@ -221,6 +221,16 @@ def binding_reasons(
     return tuple(r for r in REASONS if r in found)
 
 
+#: the event kind a binding event without a kind of its own is shown under
+_SHOWN_KIND = {RULE: "constraint", SCOPE: "constraint", AVERSION: "preference",
+               PREFERENCE: "preference", OPEN: "task"}  # fmt: skip
+
+
+def shown_kind(reasons: Sequence[str]) -> str | None:
+    """The kind a binding event is shown under, from its strongest reason that names one."""
+    return next((_SHOWN_KIND[r] for r in reasons if r in _SHOWN_KIND), None)
+
+
 def event_kinds(event: Event) -> tuple[str, ...]:
     """``extract.event_kinds`` plus :data:`BINDING_MARK` when the event binds, sorted:
     what the detection job stores of an event and recall reads back."""

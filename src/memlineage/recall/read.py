@@ -275,21 +275,14 @@ def _binding_statements(
 ) -> set[int]:
     """The statements that show a binding event (meaning/binding.py).
 
-    Only events whose claims may bind (or open items, conflict sides) are read
-    back and decided; the others cannot bind.
+    Every event a statement cites is read back and decided: what binds may be said
+    in words no item carries ("Keep my answers in British English."). A summary
+    within its budget cites few events.
     """
-    kinds = _claim_kinds(output.claims)
-    candidates = {
-        s
-        for statement in output.statements
-        for s in statement.derived_from
-        if s in open_ids or s in sides or may_bind(kinds.get(s, ()))
-    }
-    explicit = {s.derived_from[0] for s in output.statements if s.kind in ("constraint",)}
-    candidates |= explicit
+    cited = sorted({s for statement in output.statements for s in statement.derived_from})
     binding = {
         event.id
-        for event in reader.events_by_id(subject, sorted(candidates))
+        for event in reader.events_by_id(subject, cited)
         if is_binding(event, extract.event_items(event), open_items=open_ids, conflict_sides=sides)
     }
     return {n for n, s in enumerate(output.statements) if any(i in binding for i in s.derived_from)}

@@ -41,15 +41,13 @@ from memlineage.consolidation.render import (
     shown_date,
     statement_line,
 )
-from memlineage.meaning.binding import is_binding
+from memlineage.meaning.binding import binding_reasons, is_binding, shown_kind
 from memlineage.meaning.values import Canonical, canonical
 from memlineage.model import Claim, Conflict, Event, Item, Statement
 from memlineage.tokens import Tokenizer, default_tokenizer
 
 #: explicit event kinds, worth more than an event of no kind when the budget chooses
 HOT_KINDS = frozenset({"constraint", "preference", "decision", "task", "fact"})
-#: item kinds that name the kind of the event they come from, strongest first
-_CLAUSE_KIND_ORDER: tuple[str, ...] = ("constraint", "decision", "preference")
 
 # Greetings and fillers: an event made only of these words says nothing worth
 # a summary line. A short list written by hand: no library ships "small talk",
@@ -207,7 +205,8 @@ def _unit(
 ) -> _Unit:
     newest = max(events, key=lambda e: (at_instant(e.at or e.recorded_at) is not None, e.seq))
     first = events[0]
-    kind = first.kind or _event_kind(items, is_open, binding)
+    reasons = binding_reasons(first, items, open_items={first.id} if is_open else ())
+    kind = first.kind or (shown_kind(reasons) if binding else None) or "observation"
     claims = tuple(dict.fromkeys(item.key for item in items))
     sources = tuple(e.id for e in events)
     at = newest.at or newest.recorded_at or None
@@ -232,24 +231,6 @@ def _unit(
     explicit = int(any(e.kind in HOT_KINDS for e in events))
     value = (explicit, max(e.seq for e in events), int(bool(items)))
     return _Unit(statements, binding, value, dict.fromkeys(sources))
-
-
-def _event_kind(items: Sequence[Item], open_item: bool, binding: bool) -> str:
-    """The group an event without an explicit kind is shown under.
-
-    Only a binding event is shown as a rule or a preference; every other event
-    is an observation, so that one day's events share one day line.
-    """
-    if binding:
-        kinds = {item.kind for item in items}
-        for kind in _CLAUSE_KIND_ORDER:
-            if kind in kinds:
-                return kind
-        if open_item:
-            return "task"
-        if "negation" in kinds:
-            return "preference"  # the subject's own refusal ("I don't eat shellfish")
-    return "observation"
 
 
 def _small_talk(text: str) -> bool:

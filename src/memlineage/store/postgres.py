@@ -190,6 +190,10 @@ class PostgresStore(SqlStore):
     def parallelism(self) -> int:
         return int(self.pool.max_size)
 
+    def discard(self) -> None:
+        """Close; the server's database was there before this store opened it."""
+        self.close()
+
 
 def _setting(value: float | None, env: str, default: float) -> float:
     if value is not None:

@@ -150,6 +150,13 @@ class SqliteStore(SqlStore):
     def parallelism(self) -> int:
         return 1  # one connection, one transaction at a time (the mutex above)
 
+    def discard(self) -> None:
+        """Close, and remove the database file: for a store its opener just created and
+        nothing was written to (a refused first ``add`` leaves no trace)."""
+        self.close()
+        for name in (self.path, f"{self.path}-wal", f"{self.path}-shm"):
+            Path(name).unlink(missing_ok=True)
+
 
 def _explain(exc: sqlite3.OperationalError, store: SqliteStore) -> str:
     message = str(exc)

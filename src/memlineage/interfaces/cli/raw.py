@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -100,17 +99,17 @@ def add(file: str, defer_detection: bool) -> Report:
         # Every line is validated before the store opens: bad input creates no database either.
         events, lines = parse_jsonl_numbered(read_lines(file, progress), progress)
         created_here = _no_database_yet()
+        mem = memory(detect_after_add=not defer_detection)
         try:
-            with memory(detect_after_add=not defer_detection) as mem:
-                path = getattr(mem.store, "path", None)
-                appended = mem.add(events, lines=lines, progress=progress)  # errors name the line
+            appended = mem.add(events, lines=lines, progress=progress)  # errors name the line
         except BadInput:
             # Checks that need the store (supersedes targets, say) ran after it opened:
             # a database this refused add created goes again, so it leaves no trace.
-            if created_here and path is not None:
-                for file_ in (Path(path), Path(f"{path}-wal"), Path(f"{path}-shm")):
-                    file_.unlink(missing_ok=True)
+            if created_here:
+                mem.store.discard()
             raise
+        finally:
+            mem.close()
     created = sum(a.created for a in appended)
     doc = {
         "appended": created,

@@ -139,7 +139,7 @@ def test_add_with_stderr_on_a_pipe_prints_no_bar(tmp_path: Path) -> None:
 def test_library_add_reports_steps_that_end_at_their_totals(db_url: str) -> None:
     reports: list[tuple[str, int, int | None]] = []
     events = [json.loads(line) for line in jsonl(2500, subjects=2).splitlines()]
-    with Memory(db_url) as memory:
+    with Memory(db_url, detect_after_add=True) as memory:  # detection is a step here
         memory.add(events, progress=lambda *r: reports.append(r))
     steps = list(dict.fromkeys(step for step, _, _ in reports))
     assert steps == ["appending", "detecting"]

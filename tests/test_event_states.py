@@ -5,6 +5,7 @@ sees what happened."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,6 +27,13 @@ EVENTS = [
     {"id": "m-8", "subject": "user-7", "text": "Meetings start at 9."},
     {"id": "m-9", "subject": "user-7", "text": "Meetings start at 10."},
 ]  # fmt: skip
+
+
+@pytest.fixture
+def memory(db_url: str) -> Iterator[Memory]:
+    """These tests read the states detection decides right after an add: the synchronous mode."""
+    with Memory(db_url, tenant="acme", detect_after_add=True) as mem:
+        yield mem
 
 
 def states(memory: Memory) -> dict[str, tuple[str, str | None]]:
@@ -59,7 +67,7 @@ def test_every_state_and_why(memory: Memory) -> None:
 def test_declaring_a_conflict_already_resolved_shows_what_happened(
     db_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with Memory(db_url, tenant="acme") as memory:
+    with Memory(db_url, tenant="acme", detect_after_add=True) as memory:  # already resolved
         memory.add(EVENTS[2:4])
     assert cli(db_url, "conflict", "m-3", "m-4") == 0
     capsys.readouterr()

@@ -206,7 +206,10 @@ def binding_reasons(
         found.add(CONFLICT_SIDE)
     if any(item.kind == "scope" for item in own):
         found.add(SCOPE)
-    if any(item.kind == "constraint" and _rule_clause(item.clause) for item in own):
+    # A chat line's "must" or "need to" tells more often than it rules ("you must love
+    # it", "we need to catch up"): there only the sentence patterns below find rules.
+    chat = event.speaker is not None or SPEAKER_PREFIX.match(event.text) is not None
+    if not chat and any(item.kind == "constraint" and _rule_clause(item.clause) for item in own):
         found.add(RULE)
     if event.id in open_items if open_items is not None else is_open_item(event):
         found.add(OPEN)

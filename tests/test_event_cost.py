@@ -48,7 +48,8 @@ longest = max((len(i.clause or "") for i in must_preserve([event])), default=0)
 # VmHWM: the peak of this process's own memory since exec (ru_maxrss keeps the parent's
 # size at fork, so a child of a large test runner would report the runner's memory)
 peak = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
-rss = int(peak[0].split()[1]) * 1024 if peak else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+rss = int(peak[0].split()[1]) * 1024 if peak else usage
 print(json.dumps({{"text": len(text.encode()), "rss": rss, "longest": longest}}))
 """
 

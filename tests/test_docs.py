@@ -22,6 +22,11 @@ def blocks(page: Path) -> list[str]:
 def test_python_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MEMLINEAGE_DB", raising=False)
+    # an example may set variables (docs/generators.md sets MEMLINEAGE_CONFIG): they end
+    # with the test, as monkeypatch restores what it saw
+    for name in ("MEMLINEAGE_CONFIG",):
+        monkeypatch.setenv(name, os.environ.get(name, ""))
+        monkeypatch.delenv(name)
     namespace: dict[str, object] = {"__name__": "__docs__"}
     for number, code in enumerate(blocks(page), start=1):
         try:

@@ -246,8 +246,11 @@ def test_sweep_fails_the_tenants_orphaned_candidates_only(service: Service) -> N
 
 
 def test_the_tenants_artifacts_recall_of_several_subjects_configs_and_decided_reviews(
-    service: Service,
+    service: Service, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    # no configuration file around: the first consolidation would record its settings
+    monkeypatch.delenv("MEMLINEAGE_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
     seed(service)
     with service.client() as http:
         http.post("/v1/events", json={"events": OPERA})

@@ -8,7 +8,9 @@ budgets):
 - ``bm25``: Okapi BM25 over the raw texts (the recall's own scorer,
   recall/relevance.py), texts without a query word left out (plain RAG);
 - ``embeddings``: every text by cosine with the query, best first;
-- ``fusion``: reciprocal rank fusion of the two (recall/fusion.py).
+- ``fusion``: reciprocal rank fusion of the two (recall/fusion.py);
+- ``blend``: the mean of both scores scaled over the texts, what recall ranks by
+  (recall/fusion.py).
 
 Packing is greedy in rank order: a text that does not fit in what is left of
 the budget is skipped and the next one tried, so every baseline fills its
@@ -25,15 +27,16 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from common import LOCOMO
 from memlineage.recall.context import query_terms
 from memlineage.recall.embed import Embedder, Vectors, WordLlamaEmbedder
-from memlineage.recall.fusion import RRF_K, fuse, similarities
+from memlineage.recall.fusion import RRF_K, blend, fuse, similarities
 from memlineage.recall.relevance import bm25
 from memlineage.tokens import TiktokenTokenizer
 
 BUDGETS = (500, 1_000, 1_764, 4_000)
 SEPARATOR_TOKENS = 1  # the newline between two packed texts
-METHODS = ("bm25", "embeddings", "fusion")
+METHODS = ("bm25", "embeddings", "fusion", "blend")
 
 
 def bm25_scores(query: str, texts: Sequence[str]) -> list[float]:
@@ -74,6 +77,7 @@ def rankings(
         "bm25": order(lexical, drop_zero=True),
         "embeddings": order(meaning),
         "fusion": order(fuse(lexical, meaning, k), drop_zero=True),
+        "blend": order(blend(lexical, meaning), drop_zero=True),
     }
 
 
@@ -149,8 +153,6 @@ def run(views: Sequence[View], embedder: Embedder, count: Callable[[str], int]) 
 
 
 def main() -> int:
-    from locomo_passages import locomo_path
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--view", choices=["observations", "turns", "both"], default="both")
     parser.add_argument("--conversations", type=int, default=None)
@@ -159,7 +161,7 @@ def main() -> int:
     embedder = WordLlamaEmbedder()
     for view in ["observations", "turns"] if args.view == "both" else [args.view]:
         print(f"LoCoMo {view} ({embedder.name}, {embedder.dims} dimensions)")
-        run(locomo_views(str(locomo_path()), view, args.conversations), embedder, tokenizer.count)
+        run(locomo_views(str(LOCOMO), view, args.conversations), embedder, tokenizer.count)
     return 0
 
 

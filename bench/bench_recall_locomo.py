@@ -11,10 +11,13 @@ For every QA item of categories 1-4, both speakers are recalled together with
 - any-evidence recall: items with at least one;
 - answer-string recall: items whose answer appears verbatim in the context text.
 
-Beside memlineage, in the same run, same tokenizer, same line format, same
-packing: BM25 over all raw events through the same full-text engine
-(plain RAG), the hot summary alone without a query, and all events (the
-full-memory upper bound, with its token count). The must-keep part is checked
+Beside memlineage (its events embedded by the built-in model, so recall fuses
+words and meaning; "memlineage words": the same recall ranked by words alone),
+in the same run, same tokenizer, same line format, same packing: BM25 over all
+raw events through the same full-text engine (plain RAG), the same model's
+embeddings over all raw events, their reciprocal rank fusion, the hot summary
+alone without a query, and all events (the full-memory upper bound, with its
+token count). The must-keep part is checked
 present in every memlineage answer. PostgreSQL also compares the text-search
 configurations 'simple' and 'english' on the BM25-style retrieval.
 
@@ -35,11 +38,21 @@ from common import LOCOMO, open_memory, postgres_reachable
 from memlineage import Memory
 from memlineage.operations.locomo import ANSWERED, VIEWS, Conversation, Event, QAItem, View, load
 from memlineage.recall.context import Packed, Passage, pack, query_terms
+from memlineage.recall.embed import Embedder, Vectors, identity
+from memlineage.recall.fusion import Meaning, fuse, similarities
 from memlineage.recall.prompt import layout, passage_line
 from memlineage.recall.read import finish, gather
 
 BUDGETS = (500, 1000, 1764, 4000)
-METHODS = ("memlineage", "bm25 raw", "hot summary", "all events")
+METHODS = (
+    "memlineage",
+    "memlineage words",
+    "bm25 raw",
+    "embeddings raw",
+    "fusion raw",
+    "hot summary",
+    "all events",
+)
 
 
 @dataclass
@@ -82,6 +95,28 @@ def populate(memory: Memory, conversations: Sequence[Conversation], view: View) 
         for subject in conv.subjects:
             result = memory.consolidate(subject)
             assert result.switched, (subject, result.reason)
+    memory.embed()
+
+
+def by_meaning(
+    embedder: Embedder,
+    everything: Sequence[Passage],
+    vectors: dict[str, Vectors],
+    question: str,
+    lexical: Sequence[Passage],
+) -> tuple[list[Passage], list[Passage]]:
+    """Every raw event by cosine with the question, and fused with BM25 (plain hybrid RAG)."""
+    query = embedder.embed([question])[0]
+    ids = [p.sources[0] for p in everything]
+    cosine = similarities(query, ids, vectors)
+    words = {p.sources[0]: p.score for p in lexical}
+    fused = fuse([words.get(i, 0.0) for i in ids], cosine)
+
+    def ordered(scores: Sequence[float | None]) -> list[Passage]:
+        ranked = sorted(range(len(ids)), key=lambda n: (-(scores[n] or 0.0), n))
+        return [everything[n] for n in ranked]
+
+    return ordered(cosine), ordered(fused)
 
 
 def bm25_baseline(
@@ -117,11 +152,19 @@ def evaluate(
     must_tokens: list[int] = []
     costs = layout()
     policy = memory.store.policy
+    embedder = memory.embedder
     for conv in conversations:
         dia = {e.id: e.dia_ids for e in conv.events(view)}
         by_id = {e.id: e for e in conv.events(view)}
         subjects = conv.subjects
         everything = all_passages(memory, subjects)
+        vectors = dict(
+            zip(
+                [p.sources[0] for p in everything],
+                embedder.embed([p.text for p in everything]),
+                strict=True,
+            )
+        )
         full = pack(everything, None, costs)
         hot: dict[int, Packed] = {}
         plain = []
@@ -138,22 +181,40 @@ def evaluate(
         for question in conv.qa:
             if question.category not in ANSWERED:
                 continue
-            gathered = []
+            meaning = Meaning(identity(embedder), embedder.embed([question.question])[0])
+            gathered, words_only = [], []
             for subject in subjects:
                 with memory.store.reader(memory.tenant) as reader:
                     gathered.append(
+                        gather(
+                            reader,
+                            subject,
+                            policy,
+                            question.question,
+                            with_items=True,
+                            meaning=meaning,
+                        )
+                    )
+                    words_only.append(
                         gather(reader, subject, policy, question.question, with_items=True)
                     )
             rag = bm25_baseline(memory, subjects, question.question, by_id)
+            cosine, hybrid = by_meaning(embedder, everything, vectors, question.question, rag)
             for budget in budgets:
-                mine = finish(gathered, question.question, budget)
-                score = scores["memlineage"][budget]
-                score.add(mine.context, mine.tokens or 0, question, dia)
-                score.over_budget += mine.over_budget
-                kept = {s for p in mine.context for s in p.sources}
-                score.must_keep_missing += not must_ids <= kept
-                packed = pack(rag, budget, costs)
-                scores["bm25 raw"][budget].add(packed.kept, packed.tokens, question, dia)
+                for method, found in (("memlineage", gathered), ("memlineage words", words_only)):
+                    mine = finish(found, question.question, budget)
+                    score = scores[method][budget]
+                    score.add(mine.context, mine.tokens or 0, question, dia)
+                    score.over_budget += mine.over_budget
+                    kept = {s for p in mine.context for s in p.sources}
+                    score.must_keep_missing += not must_ids <= kept
+                for method, ranked in (
+                    ("bm25 raw", rag),
+                    ("embeddings raw", cosine),
+                    ("fusion raw", hybrid),
+                ):
+                    packed = pack(ranked, budget, costs)
+                    scores[method][budget].add(packed.kept, packed.tokens, question, dia)
                 scores["hot summary"][budget].add(
                     hot[budget].kept, hot[budget].tokens, question, dia
                 )
@@ -163,6 +224,10 @@ def evaluate(
         f" {statistics.median(must_tokens):,.0f} tokens, max {max(must_tokens):,}"
     )
     return scores
+
+
+def ratio(mine: Score, baseline: Score) -> float:
+    return mine.evidence_all / max(baseline.evidence_all, 1)
 
 
 def print_table(
@@ -175,10 +240,13 @@ def print_table(
             score = scores[method][budget]
             label = f"all {view}" if method == "all events" else method
             print(f"{label:<18} {budget:>6} {score.row()}")
-        mine, rag = scores["memlineage"][budget], scores["bm25 raw"][budget]
-        ratio = mine.evidence_all / max(rag.evidence_all, 1)
+        mine = scores["memlineage"][budget]
+        baselines = ("bm25 raw", "embeddings raw", "fusion raw")
+        ratios = ", ".join(
+            f"/{name.split()[0]} {ratio(mine, scores[name][budget]):.2f}" for name in baselines
+        )
         print(
-            f"{'':<18} {'':>6} ratio ev-all memlineage/bm25: {ratio:.2f};"
+            f"{'':<18} {'':>6} ratio ev-all memlineage{ratios};"
             f" over budget {mine.over_budget}/{mine.items};"
             f" must-keep missing {mine.must_keep_missing}",
             flush=True,

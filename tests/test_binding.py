@@ -69,6 +69,9 @@ def test_binding_precision_and_recall(
         ("Jon: I'm lactose intolerant, so the dairy-free recipe please.", AVERSION),
         ("I'd rather get reports as PDFs.", PREFERENCE),
         ("Remind me to renew my passport.", OPEN),
+        ("Mia: Please remind me to call the vet tomorrow.", OPEN),
+        ("Mia: Please don't send me recipes with nuts.", RULE),
+        ("Leo: Keep my replies under 100 words.", RULE),
     ],
 )
 def test_what_binds(text: str, expected: str) -> None:
@@ -90,6 +93,17 @@ def test_what_binds(text: str, expected: str) -> None:
         "Joanna: Congrats, Nate! Must feel great to turn your passion into a career.",  # a guess
         "John: Moments like these remind me why I love what I do.",  # not a reminder
         "James: Make sure to take some time for yourself.",  # advice to the other person
+        # On a chat line an instruction that does not concern the speaker is said to the
+        # other person: it binds no agent.
+        "Audrey: Make sure to socialize and exercise them daily.",
+        "Evan: Set some goals, like a certain distance to run or number of push-ups.",
+        "John: Be sure to call her, everything will work out!",
+        "Jon: Wow, that must've been great! Check my ideal dance studio by the water.",
+        "Nate: Remind us to stop and smell the roses.",
+        "Gina: Store's going good, just been keeping up with fashion trends.",  # not "store"
+        "John: Moments like these remind me to appreciate the ones I love.",  # not a reminder
+        "John: I have a painting in my room to remind me to stay true.",
+        "Caroline: I'm lucky to have people like you to remind me.",
     ],
 )
 def test_what_does_not_bind(text: str) -> None:

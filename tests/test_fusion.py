@@ -1,11 +1,11 @@
-"""Reciprocal rank fusion of BM25 and embedding similarity (recall/fusion.py)."""
+"""Hybrid relevance: BM25 and embedding similarity blended, and RRF (recall/fusion.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from memlineage.recall.fusion import RRF_K, fuse, ranks, rrf, similarities
+from memlineage.recall.fusion import RRF_K, blend, fuse, ranks, relevance, rrf, similarities
 
 
 def test_ranks_go_highest_first_and_ties_share_the_best_rank() -> None:
@@ -60,3 +60,26 @@ def test_similarities_are_cosines_of_unit_vectors_and_none_without_a_vector() ->
         pytest.approx(0.6), None, pytest.approx(0.0),
     ]  # fmt: skip
     assert similarities(query, ["x"], {}) == [None]
+
+
+def test_a_blend_keeps_a_candidate_far_ahead_on_one_signal_ahead() -> None:
+    # RRF sees only ranks: a runaway BM25 winner and a narrow one count the same.
+    lexical = [9.0, 0.5, 0.4]
+    cosine: list[float | None] = [0.28, 0.30, 0.10]
+    scores = blend(lexical, cosine)
+    assert scores.index(max(scores)) == 0
+    assert fuse(lexical, cosine)[0] == fuse(lexical, cosine)[1]  # RRF: a tie
+
+
+def test_a_blend_scores_a_candidate_without_a_vector_by_its_words() -> None:
+    assert blend([2.0, 1.0], [None, 0.5]) == [1.0, 0.5 * 0.5]
+
+
+def test_a_blend_of_one_signal_is_that_signal_scaled() -> None:
+    assert blend([0.0, 0.0], [0.2, 0.6]) == [0.0, 0.5]
+    assert blend([4.0, 2.0], [0.3, 0.3]) == [0.5, 0.25]
+
+
+def test_recall_ranks_by_words_alone_until_something_has_a_vector() -> None:
+    assert relevance([3.0, 1.0], [None, None]) == [3.0, 1.0]
+    assert relevance([3.0, 1.0], [0.1, 0.9]) == blend([3.0, 1.0], [0.1, 0.9])

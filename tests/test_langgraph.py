@@ -121,4 +121,66 @@ def test_list_namespaces_and_async(store: MemlineageStore) -> None:
     item = asyncio.run(roundtrip())
     assert item is not None and item.value == {"content": "async value"}  # type: ignore[attr-defined]
     with pytest.raises(InvalidNamespaceError):
-        store.put(("a/b",), "k", {"content": "x"})
+        store.put(("a.b",), "k", {"content": "x"})  # as LangGraph's own stores refuse it
+
+
+def test_a_slash_inside_a_namespace_label_is_part_of_the_label(store: MemlineageStore) -> None:
+    # as in InMemoryStore: ("users", "a/b") is two labels, not three
+    store.put(("users", "a/b"), "k", {"content": "slashed"})
+    store.put(("users", "a", "b"), "k", {"content": "nested"})
+    item = store.get(("users", "a/b"), "k")
+    assert item is not None and item.value == {"content": "slashed"}
+    assert item.namespace == ("users", "a/b")
+    assert store.list_namespaces(prefix=("users",)) == [("users", "a", "b"), ("users", "a/b")]
+    assert [r.value["content"] for r in store.search(("users", "a/b"))] == ["slashed"]
+    assert [r.value["content"] for r in store.search(("users", "a"))] == ["nested"]
+
+
+def test_a_put_after_a_delete_starts_a_new_item(store: MemlineageStore) -> None:
+    store.put(NS, "music", {"content": "I love jazz."})
+    first = store.get(NS, "music")
+    store.delete(NS, "music")
+    store.put(NS, "music", {"content": "I love opera."})
+    again = store.get(NS, "music")
+    assert first is not None and again is not None
+    assert again.created_at > first.created_at  # a new item, as in LangGraph's own stores
+    store.put(NS, "music", {"content": "I love fado."})
+    replaced = store.get(NS, "music")
+    assert replaced is not None and replaced.created_at == again.created_at
+
+
+def test_a_query_ranks_by_the_text_of_a_value_not_by_its_field_names(
+    store: MemlineageStore,
+) -> None:
+    store.put(NS, "a", {"content": "The printer jammed.", "category": "office", "source": "chat"})
+    store.put(NS, "b", {"content": "Category theory is my hobby."})
+    assert store.search(NS, query="category")[0].key == "b"
+    found = store.search(NS, query="category")
+    assert [r.key for r in found if (r.score or 0) > 0] == ["b"]
+
+
+CONCEPTS = {"diet": ("vegan", "eat", "food", "meat"), "pastime": ("pottery", "fun", "hobby")}
+
+
+def concept_vectors(texts: list[str]) -> list[list[float]]:
+    """A stand-in for an embeddings model: one dimension per concept, by keyword."""
+    rows = []
+    for text in texts:
+        words = text.lower()
+        row = [float(any(k in words for k in keys)) for keys in CONCEPTS.values()]
+        rows.append([*row, 0.1])
+    return rows
+
+
+def test_the_langgraph_index_configuration_gives_search_by_meaning(db_url: str) -> None:
+    index = {"dims": 3, "embed": concept_vectors, "fields": ["text"]}
+    lg = MemlineageStore(db_url, tenant="acme", index=index)  # type: ignore[arg-type]
+    try:
+        lg.put(NS, "diet", {"text": "I'm vegan.", "tags": ["pottery"]})
+        lg.put(NS, "hobby", {"text": "Melanie throws pots on weekends: pottery."})
+        lg.put(NS, "other", {"text": "The office moved to Lyon."})
+        found = lg.search(NS, query="what does the user eat", limit=3)
+        assert found[0].key == "diet"  # no word in common; the tags are not indexed
+        assert lg.search(NS, query="any fun plans", limit=1)[0].key == "hobby"
+    finally:
+        lg.close()

@@ -32,6 +32,7 @@ from memlineage.raw.messages import parse_messages
 from memlineage.raw.validity import event_states
 from memlineage.recall.context import query_terms
 from memlineage.recall.embed import DEFAULT_KIND, Embedder, identity, make_embedder
+from memlineage.recall.fusion import Meaning, relevance, similarities
 from memlineage.recall.read import finish, gather, ranks
 from memlineage.recall.relevance import bm25
 from memlineage.recall.results import Recall, RecallSet
@@ -439,14 +440,38 @@ class Memory:
             raise BadInput("must name at least one non-empty subject", field="subjects")
         if any("\x00" in name for name in names):  # no backend can hold it
             raise BadInput("must not contain NUL (U+0000)", field="subject")
+        meaning = self._meaning(query)
         gathered = []
         for name in names:
             with self.store.reader(self.tenant) as reader:
                 gathered.append(
-                    gather(reader, name, self.store.policy, query, with_items=ranks(query, budget))
+                    gather(
+                        reader,
+                        name,
+                        self.store.policy,
+                        query,
+                        with_items=ranks(query, budget),
+                        meaning=meaning,
+                    )
                 )
         result = finish(gathered, query, budget)
         return result.recalls[0] if subject is not None else result
+
+    def _meaning(self, query: str | None) -> Meaning | None:
+        """The query's vector, when the tenant's events are embedded by this embedder.
+
+        A tenant that never ran ``embed`` (or embeds with ``none``) ranks by words
+        alone; so does a Memory given another embedder than the tenant's.
+        """
+        if not query or not query_terms(query):
+            return None
+        settings = self.store.embedder_settings(self.tenant)
+        if settings is None or settings[1].dims == 0:
+            return None
+        embedder = self.embedder
+        if identity(embedder) != settings[1]:
+            return None
+        return Meaning(settings[1], embedder.embed([query])[0])
 
     def artifacts(self, subject: str | None = None) -> list[Artifact]:
         with self.store.reader(self.tenant) as reader:
@@ -474,15 +499,30 @@ class Memory:
             states = event_states(events, reader.operations(subject), self.store.policy)
         return [e for e in states if e.state == "valid"] if valid_only else states
 
-    def rank(self, subject: str, query: str, event_ids: Sequence[str]) -> list[tuple[str, float]]:
-        """``event_ids`` of ``subject`` ordered by relevance to ``query`` (the BM25 recall
-        uses, over these events), with their scores; ids the query does not match come
-        last, scored 0."""
+    def rank(
+        self,
+        subject: str,
+        query: str,
+        event_ids: Sequence[str],
+        *,
+        texts: Mapping[str, str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """``event_ids`` of ``subject`` ordered by relevance to ``query``, with their scores,
+        as recall ranks: BM25 over these events, blended with the similarity of their
+        vectors when the tenant's events are embedded by this Memory's embedder.
+        ``texts``: event id -> the text to match words against (default: the event's).
+        Ids of events that are not valid, or that match nothing, come last, scored 0."""
         wanted = list(dict.fromkeys(event_ids))
+        meaning = self._meaning(query)
         with self.store.reader(self.tenant) as reader:
-            texts = {e.id: e.text for e in reader.events_by_id(subject, wanted)}
-        found = [i for i in wanted if i in texts]
-        scores = dict(zip(found, bm25(query_terms(query), [texts[i] for i in found]), strict=True))
+            found_texts = {e.id: e.text for e in reader.events_by_id(subject, wanted)}
+            vectors = reader.vectors(subject, wanted, meaning.embedder) if meaning else {}
+        found = [i for i in wanted if i in found_texts]
+        words = [texts[i] if texts and i in texts else found_texts[i] for i in found]
+        lexical = bm25(query_terms(query), words)
+        if meaning is not None:
+            lexical = relevance(lexical, similarities(meaning.vector, found, vectors))
+        scores = dict(zip(found, lexical, strict=True))
         return sorted(((i, scores.get(i, 0.0)) for i in wanted), key=lambda pair: -pair[1])
 
     def has_subject(self, subject: str) -> bool:
@@ -620,7 +660,10 @@ class Memory:
         ``memlineage worker`` runs them in worker processes instead; this is for
         scripts, tests and the HTTP service's bounded ``POST /v1/jobs/run``.
         """
-        return worker.drain(self.store, self.tenant, generator, retry, limit=limit)
+        embedder = self.embedder if self._embedder is not None else None  # None: as the tenant's
+        return worker.drain(
+            self.store, self.tenant, generator, retry, limit=limit, embedder=embedder
+        )
 
     # -- embeddings --
 

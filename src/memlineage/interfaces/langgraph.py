@@ -2,15 +2,21 @@
 
 How it maps:
 
-- a namespace is a subject: its parts joined by ``/`` (a part may not contain ``/``);
-  the tenant is the one the store was opened for;
+- a namespace is a subject: its labels joined by ``/``, a ``/`` or ``%`` inside a
+  label written ``%2F`` or ``%25`` (so ``("users", "a/b")`` stays two labels, as in
+  LangGraph's own stores); the tenant is the one the store was opened for;
 - a key's value is an event whose id is ``lg:<subject>:<key>:<version>``;
   ``put`` on an existing key appends a replacement (``supersedes``), because
   events are immutable, and a ``put`` of the same value again is a no-op;
 - ``delete`` revokes the key's current event: it leaves recall and every
   summary derived from it goes stale;
-- ``search`` with a query is memlineage's recall by query over the namespace's
-  subjects; without one it lists the current values.
+- ``search`` with a query ranks the current values by the text they are indexed
+  by: ``content`` (or the whole value when it has no text ``content``), or the
+  ``fields`` of LangGraph's ``index`` configuration; with an ``index``, by
+  meaning too (its ``embed`` is the tenant's embedder, docs/recall.md). Without
+  a query it lists the current values;
+- ``created_at`` is when the key got its current life: a ``put`` after a
+  ``delete`` starts a new item, as in LangGraph's own stores.
 
 What differs from an in-memory store: writes are append-only (the history of
 every key stays, with lineage), and a deleted value is revoked, not erased
@@ -19,14 +25,18 @@ every key stays, with lineage), and a deleted value is revoked, not erased
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from langgraph.store.base import (
     BaseStore,
     GetOp,
+    IndexConfig,
     InvalidNamespaceError,
     Item,
     ListNamespacesOp,
@@ -37,25 +47,34 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
 )
+from langgraph.store.base.embed import ensure_embeddings, get_text_at_path
 
 from memlineage.api import Memory
 from memlineage.model import Event
 from memlineage.raw.ingest import utc_now
 from memlineage.raw.validity import source_state
+from memlineage.recall.embed import Vectors, normalised
 
 ID_PREFIX = "lg"
 
 
 def subject_of(namespace: tuple[str, ...]) -> str:
-    if not namespace or any(not part or "/" in part for part in namespace):
-        raise InvalidNamespaceError(
-            f"namespace parts must be non-empty and free of '/': {namespace}"
-        )
-    return "/".join(namespace)
+    if not namespace or any(not part for part in namespace):
+        raise InvalidNamespaceError(f"namespace labels must be non-empty: {namespace}")
+    return "/".join(part.replace("%", "%25").replace("/", "%2F") for part in namespace)
 
 
 def namespace_of(subject: str) -> tuple[str, ...]:
-    return tuple(subject.split("/"))
+    return tuple(part.replace("%2F", "/").replace("%25", "%") for part in subject.split("/"))
+
+
+def index_text(value: Mapping[str, Any], fields: Sequence[str] | None = None) -> str:
+    """The text a value is searched by: its ``fields`` (LangGraph paths, ``$`` the whole
+    value), else its ``content`` when that is text, else the whole value as JSON."""
+    if fields:
+        return "\n".join(t for path in fields for t in get_text_at_path(value, path))
+    content = value.get("content")
+    return content if isinstance(content, str) else json.dumps(value, ensure_ascii=False)
 
 
 def encode(value: Mapping[str, Any]) -> str:
@@ -97,16 +116,66 @@ class _Key:
     def next_version(self) -> int:
         return len(self.versions) + 1
 
+    @property
+    def created(self) -> Event:
+        """The first version of the current life: the current one's chain of replacements
+        back to a ``put`` that replaced nothing (a ``put`` after a ``delete`` starts one)."""
+        assert self.current is not None
+        by_id = {e.id: e for e in self.versions}
+        first = self.current
+        while first.supersedes is not None and first.supersedes in by_id:
+            first = by_id[first.supersedes]
+        return first
+
+
+class IndexEmbedder:
+    """LangGraph's ``index`` configuration as the tenant's embedder.
+
+    ``embed`` is anything LangGraph accepts (an ``Embeddings``, a function of a list
+    of texts, a ``"provider:model"`` string); ``fields`` pick the text of each
+    value (default: the whole value). A text that is not a JSON value (a query, a
+    plain ``content``) is embedded as it is. The vectors are scaled to unit length.
+    """
+
+    version = "1"
+
+    def __init__(self, index: IndexConfig) -> None:
+        self.embeddings = ensure_embeddings(index["embed"])
+        self.dims = int(index["dims"])
+        self.fields = list(index.get("fields") or ["$"])
+        self.name = f"langgraph:{_label(index['embed'])}:{','.join(self.fields)}"
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        documents = [index_text(decode(t), self.fields) if _is_json_object(t) else t for t in texts]
+        rows = self.embeddings.embed_documents(documents) if documents else []
+        return normalised(np.asarray(rows, dtype=np.float32).reshape(len(documents), self.dims))
+
+
+def _label(embed: object) -> str:
+    """A stable name for an embeddings model: its string, or where its code lives."""
+    if isinstance(embed, str):
+        return embed
+    named = embed if callable(embed) and hasattr(embed, "__qualname__") else type(embed)
+    return f"{named.__module__}.{named.__qualname__}"
+
 
 class MemlineageStore(BaseStore):
     """``BaseStore`` over one tenant of a memlineage store (SQLite path or PostgreSQL URL)."""
 
     supports_ttl = False
 
-    def __init__(self, db: str | None = None, *, tenant: str = "default") -> None:
-        self.memory = Memory(db, tenant=tenant)
+    def __init__(
+        self, db: str | None = None, *, tenant: str = "default", index: IndexConfig | None = None
+    ) -> None:
+        """``index``: LangGraph's configuration for search by meaning (``dims``, ``embed``,
+        ``fields``); without it a query ranks by words alone."""
+        self.index_config = index
+        self.embedder = IndexEmbedder(index) if index is not None else None
+        self.memory = Memory(db, tenant=tenant, embedder=self.embedder)
+        self._threads = ThreadPoolExecutor(self.memory.store.parallelism())
 
     def close(self) -> None:
+        self._threads.shutdown()
         self.memory.close()
 
     # -- the BaseStore seam --
@@ -115,9 +184,11 @@ class MemlineageStore(BaseStore):
         return [self._run(op) for op in ops]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        # The store's transactions are short and synchronous; running them inline keeps the
-        # order of a batch, which LangGraph relies on.
-        return self.batch(ops)
+        # The drivers are synchronous: a batch runs in this store's threads (as many as
+        # the store runs transactions at once), its operations in order, and the event
+        # loop never waits on the database.
+        batch = list(ops)
+        return await asyncio.get_running_loop().run_in_executor(self._threads, self.batch, batch)
 
     def _run(self, op: Op) -> Result:
         if isinstance(op, GetOp):
@@ -163,7 +234,7 @@ class MemlineageStore(BaseStore):
             value=decode(entry.current.text),
             key=key,
             namespace=namespace_of(subject),
-            created_at=_stamp(entry.versions[0].at),
+            created_at=_stamp(entry.created.at),
             updated_at=_stamp(entry.current.at),
         )
 
@@ -193,13 +264,23 @@ class MemlineageStore(BaseStore):
         if current is not None:
             event["supersedes"] = current.id
         self.memory.add([event])
+        if self.embedder is not None:  # searchable by meaning as soon as it is stored
+            self.memory.embed(subject)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         found: list[SearchItem] = []
         for subject in self._subjects_under(op.namespace_prefix):
             keys = self._keys(subject)
             by_event = {e.current.id: k for k, e in keys.items() if e.current is not None}
-            ranked = self.memory.rank(subject, op.query, list(by_event)) if op.query else None
+            ranked = None
+            if op.query:
+                fields = self.embedder.fields if self.embedder is not None else None
+                texts = {
+                    e.current.id: index_text(decode(e.current.text), fields)
+                    for e in keys.values()
+                    if e.current is not None
+                }
+                ranked = self.memory.rank(subject, op.query, list(by_event), texts=texts)
             order = ranked if ranked is not None else [(i, None) for i in by_event]
             for event_id, score in order:
                 item = self._item(subject, by_event[event_id], keys[by_event[event_id]])

@@ -218,7 +218,7 @@ def binding_reasons(
     text = SPEAKER_PREFIX.sub("", event.text, count=1).translate(_APOSTROPHE)
     not_now = _NOT_NOW.search(text) is not None
     for sentence in split_sentences(_QUOTED.sub('""', text)):
-        found.update(sentence_reasons(sentence, not_now=not_now))
+        found.update(sentence_reasons(sentence, not_now=not_now, chat=chat))
     if event.kind == "constraint":
         found.add(RULE)  # the writer said so
     return tuple(r for r in REASONS if r in found)
@@ -259,13 +259,17 @@ def is_binding(
     return bool(binding_reasons(event, items, open_items=open_items, conflict_sides=conflict_sides))
 
 
-def sentence_reasons(sentence: str, *, not_now: bool = False) -> set[str]:
-    """The reasons one sentence gives (no speaker prefix; apostrophes straight)."""
+def sentence_reasons(sentence: str, *, not_now: bool = False, chat: bool = False) -> set[str]:
+    """The reasons one sentence gives (no speaker prefix; apostrophes straight).
+
+    ``chat``: the sentence is from a chat line, where an instruction is said to the
+    other person unless it concerns the speaker (:func:`_speaker_instruction`).
+    """
     body = sentence.strip()
     if not body or body.endswith("?"):
         return set()  # a question asks; it binds nobody
     reasons = set()
-    if _is_instruction(body):
+    if _is_instruction(body) and (not chat or _speaker_instruction(body)):
         reasons.add(RULE)
     if _MODAL_RULE.search(body):
         reasons.add(RULE)
@@ -274,6 +278,18 @@ def sentence_reasons(sentence: str, *, not_now: bool = False) -> set[str]:
     if not not_now and _PREFERENCE.search(body):
         reasons.add(PREFERENCE)
     return reasons
+
+
+# On a chat line "Set some goals", "Be sure to call her", "Make sure to exercise them"
+# are advice to the other person; "Please don't send me ...", "Keep my replies short"
+# ask something for the speaker. "Check my ..." and "Remind us to ..." show or muse.
+_FOR_THE_SPEAKER = re.compile(r"\b(?:me|my|mine|us|our|ours)\b", re.I)
+_CHAT_SHOWING = re.compile(r"^(?:please\s+)?(?:check|look at|see|remind)\b", re.I)
+
+
+def _speaker_instruction(sentence: str) -> bool:
+    """An instruction on a chat line that asks something for its speaker."""
+    return _FOR_THE_SPEAKER.search(sentence) is not None and not _CHAT_SHOWING.match(sentence)
 
 
 _CONDITION = re.compile(r"^(?:if|when|whenever|unless|before|after)\b[^,]{1,80},\s*", re.I)
@@ -293,7 +309,7 @@ def _is_instruction(sentence: str) -> bool:
         word, following = opening.group("word"), opening.group("next").lower()
         past = following in _PAST_FORMS or following.endswith(("ed", "ing"))
         return not (word and (not following or following in _NOT_A_VERB or past))
-    first = re.match(r"(?:please\s+)?([A-Za-z]+)\b", head)
+    first = re.match(r"(?:please\s+)?([A-Za-z]+)\b(?!['’])", head)  # not "Store's"
     return (
         first is not None
         and first.group(1).lower() in _INSTRUCTION_VERBS

@@ -44,8 +44,9 @@ from memlineage.errors import BadInput
 from memlineage.operations import metrics, release
 from memlineage.operations import queue as jobs
 from memlineage.operations.queue import RetryPolicy
+from memlineage.recall.embed import DEFAULT_KIND, Embedder, identity, make_embedder
 from memlineage.store import open_store
-from memlineage.store.protocol import Detection, Job, JobEnd, Store
+from memlineage.store.protocol import Detection, Embedded, Job, JobEnd, Store
 
 
 class GenerationTimeout(Exception):
@@ -189,9 +190,11 @@ class Worker:
         name: str | None = None,
         log: TextIO | None = None,
         generator: Generator | None = None,
+        embedder: Embedder | None = None,
     ):
         """``log``: where the JSON line of each job goes (default stderr). ``generator``:
-        an instance to use instead of ``options.generator``."""
+        an instance to use instead of ``options.generator``. ``embedder``: the one the
+        embedding job uses (default: the built-in model, made when first needed)."""
         self.store = store
         self.options = options
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
@@ -200,6 +203,8 @@ class Worker:
         self.running: Job | None = None
         self.outcomes: Counter[str] = Counter()
         self.last_detected: tuple[str, str] | None = None  # (tenant, subject) detected last
+        self.last_embedded: str | None = None  # the subject embedded last
+        self._embedder = embedder
         self.generator = generator or load_generator(options.generator)
 
     # -- the loop --
@@ -214,7 +219,8 @@ class Worker:
                     jobs.schedule(self.store, self.options.tenant)
                     next_sweep = time.monotonic() + self.options.schedule
                 detected = self.detect_step()
-                if self.step() is not None or detected is not None:
+                embedded = self.embed_step()
+                if self.step() is not None or detected is not None or embedded is not None:
                     continue
             except Exception as exc:  # the database went away: log, wait, try again
                 self.outcomes["error"] += 1
@@ -259,6 +265,45 @@ class Worker:
             }
         )
         return found
+
+    def embed_step(self) -> Embedded | None:
+        """Embed one chunk of one subject's events not embedded yet; None when none is behind.
+
+        Only for one tenant (``options.tenant``) that chose an embedder (``Memory.embed``,
+        ``memlineage embed``), and only when this worker's embedder is that one: vectors
+        of two models are never mixed. Subjects are taken in turn, as for detection.
+        """
+        tenant = self.options.tenant
+        if tenant is None:
+            return None
+        settings = self.store.embedder_settings(tenant)
+        if settings is None or settings[1].dims == 0:
+            return None
+        pending = self.store.pending_embedding(tenant)
+        if not pending:
+            return None
+        if self._embedder is None and settings[1].name.startswith("wordllama"):
+            self._embedder = make_embedder(DEFAULT_KIND)
+        if self._embedder is None or identity(self._embedder) != settings[1]:
+            return None  # another model's vectors: `memlineage embed` with it catches up
+        later = [s for s in pending if self.last_embedded is None or s > self.last_embedded]
+        subject = (later or pending)[0]
+        started = time.monotonic()
+        run = self.store.embed_pending(tenant, subject, self._embedder, limit=EMBED_STEP)
+        self.last_embedded = subject
+        self._write(
+            {
+                "ts": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+                "event": "embed",
+                "worker": self.name,
+                "tenant": tenant,
+                "subject": subject,
+                "embedded": run.embedded,
+                "through": run.through,
+                "duration_ms": round((time.monotonic() - started) * 1000, 1),
+            }
+        )
+        return run
 
     def run_job(self, job: Job) -> JobReport:
         started = time.monotonic()
@@ -450,6 +495,9 @@ def _install(handlers: dict[int, Any]) -> dict[int, Any]:
     return {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
 
 
+EMBED_STEP = 512  # events a worker embeds of one subject before it looks at the queue again
+
+
 def drain(
     store: Store,
     tenant: str,
@@ -458,9 +506,10 @@ def drain(
     log: TextIO | None = None,
     timeout: float = 30.0,
     limit: int | None = None,
+    embedder: Embedder | None = None,
 ) -> list[JobReport]:
     """Run the due jobs of one tenant in this thread until none is due (``Memory.work``),
-    or ``limit`` jobs have run; the detection jobs of its subjects first.
+    or ``limit`` jobs have run; the detection and embedding jobs of its subjects first.
 
     Each job is claimed, leased and finished as ``memlineage worker --once`` does it.
     Nothing is logged unless ``log`` is given.
@@ -468,8 +517,12 @@ def drain(
     if limit is not None and (isinstance(limit, bool) or limit < 1):
         raise BadInput("must be at least 1", field="limit")
     options = WorkerOptions(tenant=tenant, once=True, timeout=timeout, retry=retry or RetryPolicy())
-    worker = Worker(store, options, log=log or io.StringIO(), generator=generator)
+    worker = Worker(
+        store, options, log=log or io.StringIO(), generator=generator, embedder=embedder
+    )
     while worker.detect_step() is not None:  # the detection jobs first: they are cheap
+        pass
+    while worker.embed_step() is not None:
         pass
     reports: list[JobReport] = []
     while limit is None or len(reports) < limit:

@@ -99,6 +99,7 @@ class Passage:
     project: str | None = None  # the scope of its events (None: global)
     speaker: str | None = None  # who said it, when the event names one
     part: tuple[int, int] | None = None  # (k, n): the k-th of n parts of one long event
+    similarity: float | None = None  # cosine with the query's vector; None: no vector
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,6 +114,7 @@ class Passage:
             "origin": self.origin,
             "mustKeep": self.must_keep,
             "score": self.score,
+            "similarity": self.similarity,
             "conflict": self.conflict,
         }
 
@@ -133,12 +135,13 @@ def section_of(
 
 
 def with_scores(passages: Sequence[Passage], scores: Sequence[float]) -> list[Passage]:
-    """Each passage with its relevance score (relevance.bm25, in the same order)."""
+    """Each passage with its relevance score (relevance.bm25 or fusion.fuse, same order)."""
     out = []
     for p, score in zip(passages, scores, strict=True):
         if score:  # the constructor, not dataclasses.replace: this runs per passage per recall
             p = Passage(p.subject, p.text, p.sources, p.at, p.section, p.origin, p.must_keep,
-                        p.order, score, p.conflict, p.project, p.speaker, p.part)  # fmt: skip
+                        p.order, score, p.conflict, p.project, p.speaker, p.part,
+                        p.similarity)  # fmt: skip
         out.append(p)
     return out
 

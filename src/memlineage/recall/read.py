@@ -35,6 +35,8 @@ from memlineage.recall.context import (
     section_of,
     with_scores,
 )
+from memlineage.recall.embed import Vectors
+from memlineage.recall.fusion import Meaning, nearest, relevance, similarities
 from memlineage.recall.prompt import layout
 from memlineage.recall.relevance import bm25
 from memlineage.recall.results import LeftOut, Recall, RecallSet
@@ -47,9 +49,12 @@ def recall(
     policy: TrustPolicy,
     query: str | None = None,
     budget: int | None = None,
+    meaning: Meaning | None = None,
 ) -> Recall:
     """Read one subject's memory inside one snapshot; rank and pack it when asked."""
-    found, candidates = gather(reader, subject, policy, query, with_items=ranks(query, budget))
+    found, candidates = gather(
+        reader, subject, policy, query, with_items=ranks(query, budget), meaning=meaning
+    )
     return finish([(found, candidates)], query, budget).recalls[0]
 
 
@@ -65,6 +70,7 @@ def gather(
     query: str | None = None,
     *,
     with_items: bool = False,
+    meaning: Meaning | None = None,
 ) -> tuple[Recall, list[Passage]]:
     """One subject's recall and its candidate passages, all read in one snapshot.
 
@@ -72,7 +78,8 @@ def gather(
     event without a kind may still state a constraint): as the detection job
     stored them, extracted only for events it has not checked yet. Only a recall
     that ranks needs them. A plain recall keeps everything in today's order, by
-    event kind.
+    event kind. ``meaning`` (the query's vector) adds the cold events nearest the
+    query to those its words matched, and gives each candidate its similarity.
     """
     head = reader.head(subject)
     reason = why_not_summary(head)
@@ -123,7 +130,44 @@ def gather(
         # event never comes back. finish() scores every candidate.
         matched = set(reader.matching(subject, terms))
         passages += _cold_passages(reader, found, matched, ops, policy, len(passages))
+    if terms and meaning is not None:
+        passages = _by_meaning(reader, found, passages, meaning, ops, policy)
     return found, passages
+
+
+# The cold events a recall by meaning adds, per subject: more than a 1,764-token
+# budget holds of LoCoMo's lines (about 25 tokens each) for one of two speakers.
+COLD_BY_MEANING = 50
+
+
+def _by_meaning(
+    reader: Reader,
+    found: Recall,
+    passages: list[Passage],
+    meaning: Meaning,
+    ops: Sequence[Operation],
+    policy: TrustPolicy,
+) -> list[Passage]:
+    """The candidates plus the cold events nearest the query, each with its similarity.
+
+    Vectors are read for the candidates and the subject's cold events (a summary
+    keeps its cold list; an event without a vector of this embedder has no
+    similarity and is ranked by its words alone).
+    """
+    shown = {s for p in passages for s in p.sources}
+    cold = [c for c in found.cold if c not in shown]
+    vectors = reader.vectors(found.subject, [*sorted(shown), *cold], meaning.embedder)
+    if not vectors:
+        return passages
+    near = set(nearest(meaning.vector, cold, vectors, COLD_BY_MEANING))
+    passages = passages + _cold_passages(reader, found, near, ops, policy, len(passages))
+    return [_with_similarity(p, meaning, vectors) for p in passages]
+
+
+def _with_similarity(passage: Passage, meaning: Meaning, vectors: Mapping[str, Vectors]) -> Passage:
+    """The passage with the best similarity of its events (None: none has a vector)."""
+    found = [s for s in similarities(meaning.vector, passage.sources, vectors) if s is not None]
+    return replace(passage, similarity=max(found)) if found else passage
 
 
 def finish(
@@ -133,7 +177,8 @@ def finish(
 
     Relevance is BM25 over the candidates of all the subjects recalled together,
     the cold events the query did not match counted as documents without its
-    terms (relevance.py).
+    terms (relevance.py), fused with the similarity to the query's vector when
+    candidates have one (fusion.py).
     """
     candidates = [p for _, passages in gathered for p in passages]
     terms = query_terms(query)
@@ -142,7 +187,9 @@ def finish(
             len(found.cold) - sum(p.origin == "cold" for p in passages)
             for found, passages in gathered
         )
-        candidates = with_scores(candidates, bm25(terms, [p.text for p in candidates], unmatched))
+        lexical = bm25(terms, [p.text for p in candidates], unmatched)
+        fused = relevance(lexical, [p.similarity for p in candidates])
+        candidates = with_scores(candidates, fused)
     ranked = rank(candidates, has_query=bool(terms))
     packed = pack(ranked, budget, layout(budget) if budget is not None else _FREE)
     recalls = tuple(_narrowed(found, packed, query, budget) for found, _ in gathered)

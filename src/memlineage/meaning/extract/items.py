@@ -71,7 +71,8 @@ def extract_items(events: Sequence[Event], conflicts: Sequence[Conflict] = ()) -
 #: (store/detect.py, docs/recall.md). Bump it with any change in this package or in
 #: meaning/values.py that may change the kinds of an event's items: stored kinds of
 #: another version are ignored by recall and rebuilt by the detection job.
-RULES_VERSION = 3  # 2: open items marked (OPEN_ITEM); 3: "remind me why" is none, sentences
+RULES_VERSION = 4  # 2: open items marked (OPEN_ITEM); 3: "remind me why" is none, sentences;
+# 4: "remind me" is an open item only as a request
 # also end before a lower-case word, long sentences are read in windows
 
 #: The mark event_kinds adds for an open item (an event expected_open_items keeps

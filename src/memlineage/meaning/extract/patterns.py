@@ -243,8 +243,10 @@ DECISION = re.compile(
 OPEN_MARKERS = re.compile(
     r"\b(?:TODO|TBD|FIXME)\b|\bto-?do:|\bstill\s+(?:need|needs|have|has)\s+to\b|\bopen\s+question"
     r"|\bfollow[\s-]?up\b|\baction\s+item|\bpending\b|\byet\s+to\b"
-    # "remind me to call", not "moments like these remind me why ..."
-    r"|\bremind\s+me\b(?!\s+(?:of|why|how|that|what|when|so|just)\b)"
+    # A request ("Remind me to call", "can you remind me to"), not what reminds the writer
+    # ("moments like these remind me to appreciate ...", "... to remind me.").
+    r"|(?:^|[.!?:]\s+|\bplease\s+|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?"
+    r"|\byou\s+to\s+)remind\s+me\b(?!\s+(?:of|why|how|that|what|when|so|just)\b)(?![.!])"
     r"|\bnot\s+(?:yet\s+)?(?:done|finished|resolved|decided)\b|\bunresolved\b|\boutstanding\b",
     re.IGNORECASE,
 )

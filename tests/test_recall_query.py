@@ -510,3 +510,24 @@ def test_both_backends_rank_the_same_passages_the_same_way(
                 ]
             )
     assert seen[0] == seen[1]
+
+
+def test_a_shorter_match_still_fills_the_room_a_longer_one_left(memory: Memory) -> None:
+    long_story = (
+        "The garden club toured the rose beds, the herb spiral, the orchard, the pond, "
+        "the greenhouse with its tomatoes and peppers, and the compost heaps behind the "
+        "shed, and then the garden club talked for an hour about slugs, mulch and rain."
+    )
+    memory.add(
+        [
+            ev("g-1", long_story),
+            ev("g-2", "The garden club meets on Tuesdays."),
+            ev("g-3", "Lunch was soup."),
+        ]
+    )
+    recalled = memory.recall("user-7", query="garden club slugs and mulch", budget=75)
+    text = shown_text(recalled)
+    # The long story ranks first but cannot fit; the shorter match after it does.
+    assert "meets on Tuesdays" in text and "rose beds" not in text
+    assert "g-1" not in context_ids(recalled) and "g-1" in recalled.left_out.budget_ids
+    assert recalled.tokens is not None and recalled.tokens <= 75 and not recalled.over_budget

@@ -7,9 +7,11 @@ sentence. A passage is **must-keep** when its event binds the agent
 (meaning/binding.py: a rule, a permission scope, the subject's own
 preference or aversion, an open item, a side of an unresolved conflict);
 must-keep passages come first and are never cut. The others follow
-ranked by relevance to the query (relevance.py; no query: today's order), and are
-taken in that order while the next one fits in the budget. Cold events come
-back only when they match the query: they are what a query retrieves.
+ranked by relevance to the query (relevance.py and fusion.py; no query:
+today's order), and are taken in that order: one that does not fit is left out
+and the next one is tried, so a shorter match still fills the room a longer one
+left. Cold events come back only when they match the query: they are what a
+query retrieves.
 
 Tokens are counted on the rendered lines (render.py), one line per
 passage plus a header line per subject and per section, with tiktoken's
@@ -28,6 +30,11 @@ from typing import Any
 from memlineage.tokens import default_tokenizer
 
 MAX_QUERY_TERMS = 32
+# Packing gives up on filling the budget once the room left is below the
+# shortest line a passage can render to ("- " and a word), or after this many
+# passages in a row were too long for it.
+MIN_LINE_TOKENS = 3
+SKIP_LIMIT = 64
 
 # Sections of a rendered recall, in the order they are shown.
 SECTIONS: tuple[str, ...] = ("constraints", "contested", "open", "preferences", "facts")
@@ -191,11 +198,15 @@ class Layout:
 
 
 def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packed:
-    """Take must-keep passages whole, then the ranked rest while the next one fits.
+    """Take must-keep passages whole, then the ranked rest, each one that still fits.
 
-    Taking stops at the first passage that does not fit, so what is kept is
-    always a prefix of the ranking ("the best N that fit"), never a patchwork.
-    Over budget means the must-keep part alone exceeds it: it is kept anyway.
+    A passage too long for the room left is skipped, not cut, and the next ones
+    are tried: a short answer ranked after a long story still gets in, as in any
+    greedy packing of whole texts (what a plain retrieval baseline does). The
+    search stops once even the shortest line could not fit, or after
+    ``SKIP_LIMIT`` passages in a row did not, so a recall never counts the tokens
+    of every candidate. Over budget means the must-keep part alone exceeds it:
+    it is kept anyway.
     """
     subjects: set[str] = set()
     sections: set[tuple[str, str]] = set()
@@ -221,20 +232,54 @@ def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packe
     while index < len(ranked) and ranked[index].must_keep:
         take(ranked[index], cost(ranked[index]))
         index += 1
-    if budget is None:
-        for passage in ranked[index:]:
+    rest = ranked[index:]
+    if budget is None or _all_fit(rest, budget - used, layout, subjects, sections):
+        for passage in rest:
             take(passage, cost(passage))
-        return Packed(tuple(kept), (), used, None, False)
-    # Room for the footer is kept only if something will be left out.
-    for position in range(index, len(ranked)):
-        extra = cost(ranked[position])
-        last = position == len(ranked) - 1
-        limit = budget if last else budget - layout.footer
+        return Packed(tuple(kept), (), used, budget, budget is not None and used > budget)
+    # Something will be left out: keep room for the line that says so.
+    limit = budget - layout.footer
+    dropped: list[Passage] = []
+    misses = 0
+    for position, passage in enumerate(rest):
+        if limit - used < MIN_LINE_TOKENS or misses >= SKIP_LIMIT:
+            dropped.extend(rest[position:])
+            break
+        extra = cost(passage)
         if used + extra > limit:
-            tokens = used + layout.footer
-            return Packed(tuple(kept), tuple(ranked[position:]), tokens, budget, tokens > budget)
-        take(ranked[position], extra)
-    return Packed(tuple(kept), (), used, budget, used > budget)
+            dropped.append(passage)
+            misses += 1
+            continue
+        take(passage, extra)
+        misses = 0
+    tokens = used + layout.footer
+    return Packed(tuple(kept), tuple(dropped), tokens, budget, tokens > budget)
+
+
+def _all_fit(
+    rest: Sequence[Passage],
+    room: int,
+    layout: Layout,
+    subjects: set[str],
+    sections: set[tuple[str, str]],
+) -> bool:
+    """Whether every passage of ``rest`` fits in ``room`` (headers counted once).
+
+    Stops counting at the first passage past the room, so a long candidate list
+    costs no more than what fits.
+    """
+    seen_subjects, seen_sections = set(subjects), set(sections)
+    for passage in rest:
+        room -= layout.line(passage)
+        if passage.subject not in seen_subjects:
+            room -= layout.subject_header(passage.subject)
+            seen_subjects.add(passage.subject)
+        if (passage.subject, passage.section) not in seen_sections:
+            room -= layout.section_header(passage.section)
+            seen_sections.add((passage.subject, passage.section))
+        if room < 0:
+            return False
+    return True
 
 
 def dropped_ids(dropped: Sequence[Passage]) -> tuple[str, ...]:

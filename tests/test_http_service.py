@@ -60,8 +60,8 @@ def test_serve_says_where_it_listens_and_logs_each_request(tmp_path: Path) -> No
     out, err = serve(str(tmp_path / "m.db"))
     assert err.splitlines()[0] == (
         "memlineage: serving http://127.0.0.1:PORT (API docs http://127.0.0.1:PORT/docs,"
-        " review page http://127.0.0.1:PORT/review, metrics http://127.0.0.1:PORT/metrics);"
-        " Ctrl-C stops"
+        " review page http://127.0.0.1:PORT/review, metrics http://127.0.0.1:PORT/metrics,"
+        " MCP http://127.0.0.1:PORT/mcp); Ctrl-C stops"
     )
     # uvicorn's access log, on stdout as uvicorn writes it: one line per request
     assert re.fullmatch(r'INFO: +127\.0\.0\.1:\d+ - "GET /health HTTP/1\.1" 200 OK\n', out), out

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -194,16 +194,19 @@ def test_remember_retried_is_one_event_and_recall_fits_its_budget(db_url: str) -
         assert len(memory.events("user-7")) == 101
 
 
+STANDALONE = ("mcp", "--transport", "streamable-http")
+
+
 @contextlib.contextmanager
-def mcp_over_http(db: str) -> Iterator[str]:
-    """``memlineage mcp --transport streamable-http`` as its own process on a free port."""
+def mcp_over_http(db: str, command: Sequence[str] = STANDALONE) -> Iterator[str]:
+    """The MCP endpoint of ``memlineage mcp --transport streamable-http`` (or of
+    ``command``, e.g. ``serve``) as its own process on a free port."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "memlineage", "mcp", "--transport", "streamable-http",
-         "--port", str(port), "--db", db],
+        [sys.executable, "-m", "memlineage", *command, "--port", str(port), "--db", db],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-    )  # fmt: skip
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.monotonic() + 30
@@ -234,12 +237,14 @@ async def over_http(url: str, key: str) -> dict[str, Any]:
     return {"remembered": remembered, "recalled": recalled}
 
 
-def test_streamable_http_behind_the_tenant_keys(db_url: str) -> None:
+@pytest.mark.parametrize("command", [STANDALONE, ("serve",)], ids=["mcp", "serve"])
+def test_streamable_http_behind_the_tenant_keys(db_url: str, command: Sequence[str]) -> None:
+    """Standalone, or inside the HTTP service at /mcp beside its REST routes."""
     keys = {}
     for tenant in ("acme", "other"):
         with Memory(db_url, tenant=tenant) as memory:
             keys[tenant] = memory.create_key(label="mcp")
-    with mcp_over_http(db_url) as url:
+    with mcp_over_http(db_url, command) as url:
         seen = anyio.run(over_http, url, keys["acme"][1])
         assert seen["remembered"]["created"] is True
         assert "Never on Fridays." in seen["recalled"]["context"]
@@ -254,5 +259,10 @@ def test_streamable_http_behind_the_tenant_keys(db_url: str) -> None:
         revoked = {"Authorization": f"Bearer {keys['acme'][1]}"}
         refused = httpx.post(url, json=body, headers=revoked)
         assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+        if command != STANDALONE:  # the REST routes answer beside it, with the same keys
+            rest = url.removesuffix("/mcp") + "/v1/subjects/user-7/recall"
+            other_key = {"Authorization": f"Bearer {keys['other'][1]}"}
+            answer = httpx.get(rest, headers=other_key).json()
+            assert "Never on Fridays." in json.dumps(answer)
     with Memory(db_url, tenant="acme") as memory:
         assert [e.text for e in memory.events("user-7")] == ["Never on Fridays."]

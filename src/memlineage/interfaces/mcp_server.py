@@ -20,6 +20,7 @@ import hashlib
 import inspect
 import json
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
@@ -341,22 +342,38 @@ def http_app(db: str | None = None, *, host: str = "127.0.0.1", path: str = "/mc
     """The server over streamable HTTP at ``path``, behind the HTTP service's API keys."""
     store = open_store(db)
     server = build_server(store=store, keyed=True)
-    return keys_required(server.streamable_http_app(streamable_http_path=path, host=host), store)
+    return KeysRequired(server.streamable_http_app(streamable_http_path=path, host=host), store)
 
 
-def keys_required(app: ASGIApp, store: Store) -> ASGIApp:
-    """Every HTTP request needs a valid bearer key (401 otherwise, as the HTTP service)."""
+def endpoint(
+    store: Store, *, host: str = "127.0.0.1", path: str = "/mcp"
+) -> tuple[KeysRequired, Callable[[], AbstractAsyncContextManager[None]]]:
+    """The streamable HTTP endpoint at ``path`` for another app to route to (the HTTP
+    service's ``/mcp``), and what its lifespan must run: the SDK's session manager."""
+    server = build_server(store=store, keyed=True)
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    return KeysRequired(app, store), server.session_manager.run
 
-    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+
+class KeysRequired:
+    """Every HTTP request needs a valid bearer key (401 otherwise, as the HTTP service).
+
+    A class, not a closure: a router treats a function as a request handler and
+    an object as an ASGI app.
+    """
+
+    def __init__(self, app: ASGIApp, store: Store) -> None:
+        self.app = app
+        self.store = store
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
             key = bearer_key(headers)
-            if key is None or await anyio.to_thread.run_sync(tenant_of, store, key) is None:
+            if key is None or await anyio.to_thread.run_sync(tenant_of, self.store, key) is None:
                 await _refuse(send)
                 return
-        await app(scope, receive, send)
-
-    return guarded
+        await self.app(scope, receive, send)
 
 
 async def _refuse(send: Any) -> None:

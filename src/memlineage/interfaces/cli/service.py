@@ -60,11 +60,12 @@ def serve(host: str, port: int, log_level: str) -> Report:
 
     from memlineage.interfaces.http import create_app
 
-    app = create_app(settings().db)
+    app = create_app(settings().db, host=host)
     base = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
+    mcp_url = f", MCP {base}{app.state.mcp_path}" if app.state.mcp_path else ""
     click.echo(
         f"memlineage: serving {base} (API docs {base}/docs, review page {base}/review,"
-        f" metrics {base}/metrics); Ctrl-C stops",
+        f" metrics {base}/metrics{mcp_url}); Ctrl-C stops",
         err=True,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=True)

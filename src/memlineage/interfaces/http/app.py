@@ -14,12 +14,16 @@ only assembles them with the error handlers and the body limit.
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from starlette.routing import Route
 
 from memlineage import __version__
 from memlineage.errors import BadInput, DuplicateEventId, MemlineageError, NotFound
@@ -34,6 +38,7 @@ from memlineage.store import open_store
 from memlineage.store.protocol import Store
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
+MCP_PATH = "/mcp"  # where the MCP server answers, when the mcp extra is installed
 
 
 def _status_of(exc: MemlineageError) -> int:
@@ -71,15 +76,31 @@ def scrape() -> Response:
     return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
 
 
-def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -> Any:
-    """The service over the store at ``db`` (the same URLs as ``--db``)."""
+def create_app(
+    db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES, host: str = "127.0.0.1"
+) -> Any:
+    """The service over the store at ``db`` (the same URLs as ``--db``); ``host``: where it
+    is served, which the MCP endpoint's DNS-rebinding protection checks requests against."""
     store: Store = open_store(db)
+    mcp_running: list[Callable[[], AbstractAsyncContextManager[None]]] = []
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        try:
+            async with AsyncExitStack() as stack:
+                for running in mcp_running:
+                    await stack.enter_async_context(running())
+                yield
+        finally:
+            store.close()
+
     app = FastAPI(
         title="memlineage",
         version=__version__,
         description="Memory consolidation for LLM agents, with lineage and a fidelity gate.",
         docs_url=None,  # served by offline_docs, from the package's files
         redoc_url=None,
+        lifespan=lifespan,
     )
     app.state.store = store
     app.exception_handler(MemlineageError)(on_error)
@@ -93,6 +114,22 @@ def create_app(db: str | None = None, *, max_body_bytes: int = MAX_BODY_BYTES) -
     offline_docs(app)
     metrics.attach(store)
     app.add_api_route("/metrics", scrape, include_in_schema=False)  # no key, as /health
+    mcp_running.extend(_mount_mcp(app, store, host))
+    app.state.mcp_path = MCP_PATH if mcp_running else None
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
-    app.router.add_event_handler("shutdown", store.close)
     return app
+
+
+def _mount_mcp(
+    app: FastAPI, store: Store, host: str
+) -> list[Callable[[], AbstractAsyncContextManager[None]]]:
+    """The MCP server at ``/mcp`` beside the REST routes, when the ``mcp`` extra is
+    installed: one process, one port and the same keys for both. Returns what the
+    app's lifespan must run."""
+    if importlib.util.find_spec("mcp") is None:
+        return []
+    from memlineage.interfaces import mcp_server
+
+    endpoint, running = mcp_server.endpoint(store, host=host, path=MCP_PATH)
+    app.router.routes.append(Route(MCP_PATH, endpoint=endpoint, include_in_schema=False))
+    return [running]

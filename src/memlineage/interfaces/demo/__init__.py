@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memlineage.api import Memory
+from memlineage.operations.evaluate import REDUCTION_BLOCKS_FROM
 from memlineage.recall.prompt import render
 
 SUBJECT = "user-7"
@@ -100,5 +101,12 @@ def _steps(memory: Memory, say: Callable[[str], None]) -> dict[str, Any]:
     seen["eval"] = metrics
     for name, value in metrics.items():
         say(f"  {name:<26} {'n/a' if value is None else f'{value:.3f}'}")
+    reduction = metrics.get("token_reduction")
+    if reduction is not None and reduction < 0:
+        # a newcomer reads a negative figure as a failure: say why it is not one here
+        say(
+            f"  (negative: the summary, with its headers and dates, is longer than these few"
+            f" short events; it blocks past {REDUCTION_BLOCKS_FROM} events on a subject)"
+        )
     say("passed" if report.passed else "BLOCKED")
     return seen

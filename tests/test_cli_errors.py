@@ -321,6 +321,12 @@ def _pg_write_open(url: str) -> bool:
     return bool(row and row[0])
 
 
+def _as_from_a_terminal() -> None:
+    """In the child: Ctrl-C acts as at a terminal, even when the tests run in a
+    background job (``cmd &``), whose children start with SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_add(db_url: str, tmp_path: Path, size: int) -> tuple[int | None, str]:
     rows = [{"id": f"i-{i}", "subject": "user-7", "text": f"Note {i}."} for i in range(size)]
     path = write(tmp_path / f"big-{size}.jsonl", rows)
@@ -333,6 +339,7 @@ def _interrupt_add(db_url: str, tmp_path: Path, size: int) -> tuple[int | None, 
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=_as_from_a_terminal,
     )
     caught = _wait_inside_write(db_url, child)
     if caught:
@@ -364,6 +371,7 @@ def _add_blocked_then_interrupted(pg_url: str, path: str) -> str:
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            preexec_fn=_as_from_a_terminal,
         )
         assert _eventually(lambda: _waiting_on_lock(pg_url), child)
         child.send_signal(signal.SIGINT)

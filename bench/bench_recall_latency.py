@@ -74,6 +74,14 @@ def build(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
     print(f"built {args.subjects * args.per_subject:,} events in {took:.0f} s", flush=True)
 
 
+def caught_up(memory: Memory) -> None:
+    """Detection run over every event, as a worker's sweep does after adds: its stored
+    item kinds are what a recall reads instead of extracting each event again."""
+    start = time.perf_counter()
+    memory.sweep()
+    print(f"detection caught up in {time.perf_counter() - start:.0f} s", flush=True)
+
+
 def embed(memory: Memory) -> None:
     """Embed what is not embedded yet (nothing, on a kept store embedded before)."""
     start = time.perf_counter()
@@ -145,6 +153,7 @@ def main() -> int:
                 print(f"kept store {args.keep}: already built", flush=True)
             else:
                 build(memory, args, words)
+            caught_up(memory)
             if args.embed:
                 embed(memory)
             if args.optimize and backend == "sqlite":

@@ -34,7 +34,7 @@ MAX_QUERY_TERMS = 32
 # shortest line a passage can render to ("- " and a word), or after this many
 # passages in a row were too long for it.
 MIN_LINE_TOKENS = 3
-SKIP_LIMIT = 64
+SKIP_LIMIT = 16
 
 # Sections of a rendered recall, in the order they are shown.
 SECTIONS: tuple[str, ...] = ("constraints", "contested", "open", "preferences", "facts")

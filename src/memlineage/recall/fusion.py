@@ -72,18 +72,23 @@ def fuse(bm25: Sequence[float], similarity: Sequence[float | None], k: int = RRF
     return rrf([ranks(bm25, keep_zero=False), ranks(similarity)], k)
 
 
-def similarities(
-    query: Vectors, ids: Sequence[str], vectors: Mapping[str, Vectors]
-) -> list[float | None]:
-    """The cosine of each candidate's vector with the unit ``query`` (None: no vector).
+def cosines(query: Vectors, vectors: Mapping[str, Vectors]) -> dict[str, float]:
+    """The cosine of every vector with the unit ``query``, in one matrix product.
 
     Vectors are unit length (embed.normalised), so a dot product is the cosine.
     """
-    present = [i for i in ids if i in vectors]
-    if not present:
-        return [None] * len(ids)
-    matrix = np.stack([vectors[i] for i in present]).astype(np.float32, copy=False)
-    found = dict(zip(present, (matrix @ np.asarray(query, np.float32)).tolist(), strict=True))
+    if not vectors:
+        return {}
+    matrix = np.stack(list(vectors.values())).astype(np.float32, copy=False)
+    scores = (matrix @ np.asarray(query, np.float32)).tolist()
+    return dict(zip(vectors, scores, strict=True))
+
+
+def similarities(
+    query: Vectors, ids: Sequence[str], vectors: Mapping[str, Vectors]
+) -> list[float | None]:
+    """The cosine of each candidate's vector with the unit ``query`` (None: no vector)."""
+    found = cosines(query, {i: vectors[i] for i in ids if i in vectors})
     return [found.get(i) for i in ids]
 
 
@@ -99,11 +104,9 @@ class Meaning:
     vector: Vectors
 
 
-def nearest(
-    query: Vectors, ids: Sequence[str], vectors: Mapping[str, Vectors], k: int
-) -> list[str]:
-    """The ``k`` of ``ids`` whose vectors are closest to ``query`` (ids without one left out)."""
-    scored = [(s, i) for i, s in zip(ids, similarities(query, ids, vectors), strict=True) if s]
+def nearest(ids: Sequence[str], cosine: Mapping[str, float], k: int) -> list[str]:
+    """The ``k`` of ``ids`` closest to the query by their ``cosine`` (ids without one left out)."""
+    scored = [(cosine[i], i) for i in ids if cosine.get(i)]
     scored.sort(key=lambda pair: (-pair[0], pair[1]))
     return [i for _, i in scored[:k]]
 

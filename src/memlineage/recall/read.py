@@ -35,8 +35,7 @@ from memlineage.recall.context import (
     section_of,
     with_scores,
 )
-from memlineage.recall.embed import Vectors
-from memlineage.recall.fusion import Meaning, nearest, relevance, similarities
+from memlineage.recall.fusion import Meaning, cosines, nearest, relevance
 from memlineage.recall.prompt import layout
 from memlineage.recall.relevance import bm25
 from memlineage.recall.results import LeftOut, Recall, RecallSet
@@ -152,21 +151,25 @@ def _by_meaning(
 
     Vectors are read for the candidates and the subject's cold events (a summary
     keeps its cold list; an event without a vector of this embedder has no
-    similarity and is ranked by its words alone).
+    similarity and is ranked by its words alone). The candidates are valid
+    already, and so are the cold events of the fresh summary a recall uses; the
+    nearest are checked again as they become passages.
     """
     shown = {s for p in passages for s in p.sources}
     cold = [c for c in found.cold if c not in shown]
-    vectors = reader.vectors(found.subject, [*sorted(shown), *cold], meaning.embedder)
+    ids = [*sorted(shown), *cold]
+    vectors = reader.vectors_of_valid(found.subject, ids, meaning.embedder)
     if not vectors:
         return passages
-    near = set(nearest(meaning.vector, cold, vectors, COLD_BY_MEANING))
+    cosine = cosines(meaning.vector, vectors)  # one product for every candidate
+    near = set(nearest(cold, cosine, COLD_BY_MEANING))
     passages = passages + _cold_passages(reader, found, near, ops, policy, len(passages))
-    return [_with_similarity(p, meaning, vectors) for p in passages]
+    return [_with_similarity(p, cosine) for p in passages]
 
 
-def _with_similarity(passage: Passage, meaning: Meaning, vectors: Mapping[str, Vectors]) -> Passage:
+def _with_similarity(passage: Passage, cosine: Mapping[str, float]) -> Passage:
     """The passage with the best similarity of its events (None: none has a vector)."""
-    found = [s for s in similarities(meaning.vector, passage.sources, vectors) if s is not None]
+    found = [cosine[s] for s in passage.sources if s in cosine]
     return replace(passage, similarity=max(found)) if found else passage
 
 
@@ -327,12 +330,24 @@ def _binding_statements(
     within its budget cites few events.
     """
     cited = sorted({s for statement in output.statements for s in statement.derived_from})
-    binding = {
-        event.id
-        for event in reader.events_by_id(subject, cited)
-        if is_binding(event, extract.event_items(event), open_items=open_ids, conflict_sides=sides)
-    }
+    events = reader.events_by_id(subject, cited)
+    stored = reader.stored_kinds(subject, seqs=[e.seq for e in events])
+    binding = {event.id for event in events if _binds(event, stored, open_ids, sides)}
     return {n for n, s in enumerate(output.statements) if any(i in binding for i in s.derived_from)}
+
+
+def _binds(event: Event, stored: StoredKinds, open_ids: set[str], sides: dict[str, str]) -> bool:
+    """Whether ``event`` binds, extracting its items only when it may.
+
+    The stored binding mark is the test without the summary's open items and
+    conflict sides; an event checked by detection without the mark, and neither
+    open nor a side here, cannot bind, so it is not extracted again.
+    """
+    asked_here = event.id in open_ids or event.id in sides
+    checked = event.seq <= stored.through
+    if checked and not asked_here and not may_bind(stored.kinds.get(event.seq, ())):
+        return False
+    return is_binding(event, extract.event_items(event), open_items=open_ids, conflict_sides=sides)
 
 
 def _missing_sides(

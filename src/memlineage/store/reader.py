@@ -20,7 +20,7 @@ from memlineage.store.rows import (
 )
 from memlineage.store.search import Match, TextSearch
 from memlineage.store.sql import Tx, chunks, marks
-from memlineage.store.vector_rows import stored_vectors
+from memlineage.store.vector_rows import stored_vectors, vectors_by_id
 
 
 class SqlReader:
@@ -57,18 +57,33 @@ class SqlReader:
             raise TypeError("this reader was opened without a full-text search")
         return self.text_search
 
-    def stored_kinds(self, subject: str, *, after: int = 0) -> StoredKinds:
-        """The item kinds stored for the subject's events after ``after``, in one query.
+    def stored_kinds(
+        self, subject: str, *, after: int = 0, seqs: Sequence[int] | None = None
+    ) -> StoredKinds:
+        """The item kinds stored for the subject's events after ``after``; only those of
+        ``seqs`` when given (a read that follows the events asked about, not the
+        subject's history)."""
+        if seqs is None:
+            return self._kinds(subject, after, ())
+        found = StoredKinds(0, {})
+        for chunk in chunks(sorted(set(seqs))):
+            part = self._kinds(subject, after, chunk)
+            found = StoredKinds(part.through, {**found.kinds, **part.kinds})
+        return found
+
+    def _kinds(self, subject: str, after: int, seqs: Sequence[int]) -> StoredKinds:
+        """One query: the watermark and the kinds rows (of ``seqs`` only, when given).
 
         The clock row comes back even without a kinds row (the LEFT JOIN), with
         the watermark; none comes back when the kinds are of other rules.
         """
+        only = f" AND k.seq IN ({marks(len(seqs))})" if seqs else ""
         rows = self.tx.all(
             "SELECT c.kinds_through, k.seq, k.kinds FROM clocks c LEFT JOIN event_kinds k"
             " ON k.tenant = c.tenant AND k.subject = c.subject AND k.seq > ?"
-            " AND k.seq <= c.kinds_through"
+            f" AND k.seq <= c.kinds_through{only}"
             " WHERE c.tenant = ? AND c.subject = ? AND c.kinds_rules = ?",
-            (after, self.tenant, subject, extract.RULES_VERSION),
+            (after, *seqs, self.tenant, subject, extract.RULES_VERSION),
         )
         if not rows:
             return StoredKinds(0, {})
@@ -175,6 +190,13 @@ class SqlReader:
             ):
                 found[str(event_id)] = str(subject)
         return found
+
+    def vectors_of_valid(
+        self, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
+    ) -> dict[str, Vectors]:
+        """:meth:`vectors` for ids the caller read as valid in this snapshot (a recall's
+        candidates): validity is not decided again, so the events are not read."""
+        return vectors_by_id(self.tx, self.tenant, subject, ids, embedder)
 
     def vectors(
         self, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None

@@ -60,6 +60,27 @@ def stored_vectors(
     return found
 
 
+def vectors_by_id(
+    tx: Tx, tenant: str, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
+) -> dict[str, Vectors]:
+    """Event id -> its vector of ``embedder`` (default: the current one), for the ids that
+    have one; the events themselves are not read (the caller knows they are valid)."""
+    wanted = _embedder_numbers(tx, tenant, embedder)
+    if not wanted or not ids:
+        return {}
+    found: dict[str, Vectors] = {}
+    for chunk in chunks(list(dict.fromkeys(ids))):
+        rows = tx.all(
+            "SELECT e.id, v.vector FROM events e JOIN event_vectors v"
+            " ON v.tenant = e.tenant AND v.subject = e.subject AND v.seq = e.seq"
+            f" WHERE e.tenant = ? AND e.subject = ? AND e.id IN ({marks(len(chunk))})"
+            f" AND v.embedder IN ({marks(len(wanted))})",
+            (tenant, subject, *chunk, *wanted),
+        )
+        found.update((str(event_id), from_bytes(vector)) for event_id, vector in rows)
+    return found
+
+
 def _embedder_numbers(tx: Tx, tenant: str, embedder: EmbedderId | None) -> list[int]:
     """The tenant's embedder numbers whose vectors ``embedder`` can be compared with."""
     if embedder is None:

@@ -49,7 +49,7 @@ from common import LOCOMO
 from memlineage import Memory
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.generators.openai import OpenAIConfig, OpenAIGenerator
-from memlineage.consolidation.verify import verify
+from memlineage.consolidation.verify import Row, verify
 from memlineage.meaning.values import canonical
 from memlineage.operations import locomo
 
@@ -215,9 +215,17 @@ def main(argv: list[str]) -> int:
         if args.verify:
             config = OpenAIConfig(model=args.model, base_url=base_url, timeout=args.timeout,
                                   temperature=0.0, seed=7, max_retries=1)  # fmt: skip
-            certification = verify(OpenAIGenerator(config))
+            # rows as they come: a small model takes minutes per row
+            certification = verify(OpenAIGenerator(config), progress=print_row)
             print(certification.table())
     return 1 if summary["publishedMeaningChanges"] else 0
+
+
+def print_row(row: Row) -> None:
+    verdict = "pass" if row.passed else "FAIL"
+    problems = ", ".join(row.problems)
+    print(f"verify {row.sample} / {row.check}: {verdict} ({row.latency_ms:.0f} ms) {problems}",
+          flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -222,10 +222,7 @@ def main(argv: list[str]) -> int:
 
 
 def print_row(row: Row) -> None:
-    verdict = "pass" if row.passed else "FAIL"
-    problems = ", ".join(row.problems)
-    print(f"verify {row.sample} / {row.check}: {verdict} ({row.latency_ms:.0f} ms) {problems}",
-          flush=True)  # fmt: skip
+    print(f"verify {row.progress()} {', '.join(row.problems)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,11 @@ class Row:
     latency_ms: float = 0.0
     problems: tuple[str, ...] = ()  # failure codes, or what changed against the sample run
 
+    def progress(self) -> str:
+        """One line for a person watching the rows come (a model takes seconds per row)."""
+        verdict = "pass" if self.passed else "FAIL"
+        return f"{self.sample} / {self.check}: {verdict} ({self.latency_ms:.0f} ms)"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "sample": self.sample,

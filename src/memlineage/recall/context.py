@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memlineage.tokens import default_tokenizer
@@ -208,24 +208,17 @@ def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packe
     of every candidate. Over budget means the must-keep part alone exceeds it:
     it is kept anyway.
     """
-    subjects: set[str] = set()
-    sections: set[tuple[str, str]] = set()
+    shown = _Headers()
     kept: list[Passage] = []
     used = layout.fixed
 
     def cost(passage: Passage) -> int:
-        extra = layout.line(passage)
-        if passage.subject not in subjects:
-            extra += layout.subject_header(passage.subject)
-        if (passage.subject, passage.section) not in sections:
-            extra += layout.section_header(passage.section)
-        return extra
+        return shown.cost(passage, layout)
 
     def take(passage: Passage, extra: int) -> None:
         nonlocal used
         kept.append(passage)
-        subjects.add(passage.subject)
-        sections.add((passage.subject, passage.section))
+        shown.add(passage)
         used += extra
 
     index = 0
@@ -233,7 +226,7 @@ def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packe
         take(ranked[index], cost(ranked[index]))
         index += 1
     rest = ranked[index:]
-    if budget is None or _all_fit(rest, budget - used, layout, subjects, sections):
+    if budget is None or _all_fit(rest, budget - used, layout, shown):
         for passage in rest:
             take(passage, cost(passage))
         return Packed(tuple(kept), (), used, budget, budget is not None and used > budget)
@@ -256,29 +249,39 @@ def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packe
     return Packed(tuple(kept), tuple(dropped), tokens, budget, tokens > budget)
 
 
-def _all_fit(
-    rest: Sequence[Passage],
-    room: int,
-    layout: Layout,
-    subjects: set[str],
-    sections: set[tuple[str, str]],
-) -> bool:
-    """Whether every passage of ``rest`` fits in ``room`` (headers counted once).
+@dataclass
+class _Headers:
+    """The subjects and sections whose header lines a context already shows."""
+
+    subjects: set[str] = field(default_factory=set)
+    sections: set[tuple[str, str]] = field(default_factory=set)
+
+    def cost(self, passage: Passage, layout: Layout) -> int:
+        """Tokens ``passage`` adds: its line, and the header lines it opens."""
+        extra = layout.line(passage)
+        if passage.subject not in self.subjects:
+            extra += layout.subject_header(passage.subject)
+        if (passage.subject, passage.section) not in self.sections:
+            extra += layout.section_header(passage.section)
+        return extra
+
+    def add(self, passage: Passage) -> None:
+        self.subjects.add(passage.subject)
+        self.sections.add((passage.subject, passage.section))
+
+
+def _all_fit(rest: Sequence[Passage], room: int, layout: Layout, shown: _Headers) -> bool:
+    """Whether every passage of ``rest`` fits in ``room`` after what ``shown`` has.
 
     Stops counting at the first passage past the room, so a long candidate list
     costs no more than what fits.
     """
-    seen_subjects, seen_sections = set(subjects), set(sections)
+    trial = _Headers(set(shown.subjects), set(shown.sections))
     for passage in rest:
-        room -= layout.line(passage)
-        if passage.subject not in seen_subjects:
-            room -= layout.subject_header(passage.subject)
-            seen_subjects.add(passage.subject)
-        if (passage.subject, passage.section) not in seen_sections:
-            room -= layout.section_header(passage.section)
-            seen_sections.add((passage.subject, passage.section))
+        room -= trial.cost(passage, layout)
         if room < 0:
             return False
+        trial.add(passage)
     return True
 
 

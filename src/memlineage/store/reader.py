@@ -65,11 +65,12 @@ class SqlReader:
         subject's history)."""
         if seqs is None:
             return self._kinds(subject, after, ())
-        found = StoredKinds(0, {})
+        through, kinds = 0, {}
         for chunk in chunks(sorted(set(seqs))):
             part = self._kinds(subject, after, chunk)
-            found = StoredKinds(part.through, {**found.kinds, **part.kinds})
-        return found
+            through = part.through  # the same clock row in every chunk
+            kinds.update(part.kinds)
+        return StoredKinds(through, kinds)
 
     def _kinds(self, subject: str, after: int, seqs: Sequence[int]) -> StoredKinds:
         """One query: the watermark and the kinds rows (of ``seqs`` only, when given).

@@ -8,6 +8,7 @@ float16's 11 bits of mantissa change a cosine by less than 0.001.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -44,20 +45,8 @@ def stored_vectors(
 ) -> list[tuple[Event, Vectors]]:
     """The events among ``ids`` that have a vector of ``embedder`` (default: the tenant's
     current one), with it; valid or not (the reader keeps the valid ones)."""
-    wanted = _embedder_numbers(tx, tenant, embedder)
-    if not wanted or not ids:
-        return []
-    found = []
-    for chunk in chunks(list(dict.fromkeys(ids))):
-        rows = tx.all(
-            f"SELECT {_prefixed(EVENT_COLUMNS)}, v.vector FROM events e JOIN event_vectors v"
-            " ON v.tenant = e.tenant AND v.subject = e.subject AND v.seq = e.seq"
-            f" WHERE e.tenant = ? AND e.subject = ? AND e.id IN ({marks(len(chunk))})"
-            f" AND v.embedder IN ({marks(len(wanted))})",
-            (tenant, subject, *chunk, *wanted),
-        )
-        found += [(event_from_row(row[:-1]), from_bytes(row[-1])) for row in rows]
-    return found
+    rows = _vector_rows(tx, tenant, subject, ids, embedder, _prefixed(EVENT_COLUMNS))
+    return [(event_from_row(row[:-1]), from_bytes(row[-1])) for row in rows]
 
 
 def vectors_by_id(
@@ -65,19 +54,31 @@ def vectors_by_id(
 ) -> dict[str, Vectors]:
     """Event id -> its vector of ``embedder`` (default: the current one), for the ids that
     have one; the events themselves are not read (the caller knows they are valid)."""
+    rows = _vector_rows(tx, tenant, subject, ids, embedder, "e.id")
+    return {str(row[0]): from_bytes(row[1]) for row in rows}
+
+
+def _vector_rows(
+    tx: Tx,
+    tenant: str,
+    subject: str,
+    ids: Sequence[str],
+    embedder: EmbedderId | None,
+    columns: str,
+) -> list[Any]:
+    """``columns`` of the events among ``ids``, then their vector of ``embedder``."""
     wanted = _embedder_numbers(tx, tenant, embedder)
     if not wanted or not ids:
-        return {}
-    found: dict[str, Vectors] = {}
+        return []
+    found: list[Any] = []
     for chunk in chunks(list(dict.fromkeys(ids))):
-        rows = tx.all(
-            "SELECT e.id, v.vector FROM events e JOIN event_vectors v"
+        found += tx.all(
+            f"SELECT {columns}, v.vector FROM events e JOIN event_vectors v"
             " ON v.tenant = e.tenant AND v.subject = e.subject AND v.seq = e.seq"
             f" WHERE e.tenant = ? AND e.subject = ? AND e.id IN ({marks(len(chunk))})"
             f" AND v.embedder IN ({marks(len(wanted))})",
             (tenant, subject, *chunk, *wanted),
         )
-        found.update((str(event_id), from_bytes(vector)) for event_id, vector in rows)
     return found
 
 

@@ -59,5 +59,4 @@ def verify(
 
 def _progress(row: Row) -> None:
     """One line per row on stderr for a person watching: a model takes seconds per row."""
-    verdict = "pass" if row.passed else "FAIL"
-    click.echo(f"{row.sample} / {row.check}: {verdict} ({row.latency_ms:.0f} ms)", err=True)
+    click.echo(row.progress(), err=True)

@@ -82,14 +82,14 @@ def create_app(
     """The service over the store at ``db`` (the same URLs as ``--db``); ``host``: where it
     is served, which the MCP endpoint's DNS-rebinding protection checks requests against."""
     store: Store = open_store(db)
-    mcp_running: list[Callable[[], AbstractAsyncContextManager[None]]] = []
+    mcp_app, mcp_sessions = _mcp_endpoint(store, host) or (None, None)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         try:
             async with AsyncExitStack() as stack:
-                for running in mcp_running:
-                    await stack.enter_async_context(running())
+                if mcp_sessions is not None:
+                    await stack.enter_async_context(mcp_sessions())
                 yield
         finally:
             store.close()
@@ -114,22 +114,21 @@ def create_app(
     offline_docs(app)
     metrics.attach(store)
     app.add_api_route("/metrics", scrape, include_in_schema=False)  # no key, as /health
-    mcp_running.extend(_mount_mcp(app, store, host))
-    app.state.mcp_path = MCP_PATH if mcp_running else None
+    if mcp_app is not None:
+        app.router.routes.append(Route(MCP_PATH, endpoint=mcp_app, include_in_schema=False))
+    app.state.mcp_path = MCP_PATH if mcp_app is not None else None
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     return app
 
 
-def _mount_mcp(
-    app: FastAPI, store: Store, host: str
-) -> list[Callable[[], AbstractAsyncContextManager[None]]]:
-    """The MCP server at ``/mcp`` beside the REST routes, when the ``mcp`` extra is
-    installed: one process, one port and the same keys for both. Returns what the
-    app's lifespan must run."""
+def _mcp_endpoint(
+    store: Store, host: str
+) -> tuple[Any, Callable[[], AbstractAsyncContextManager[None]]] | None:
+    """The MCP server for ``/mcp`` beside the REST routes, and the SDK's session
+    manager the app's lifespan must run, when the ``mcp`` extra is installed (None
+    otherwise): one process, one port and the same keys for both."""
     if importlib.util.find_spec("mcp") is None:
-        return []
+        return None
     from memlineage.interfaces import mcp_server
 
-    endpoint, running = mcp_server.endpoint(store, host=host, path=MCP_PATH)
-    app.router.routes.append(Route(MCP_PATH, endpoint=endpoint, include_in_schema=False))
-    return [running]
+    return mcp_server.endpoint(store, host=host, path=MCP_PATH)

@@ -8,7 +8,7 @@ import inspect
 
 import pytest
 
-from memlineage import AsyncMemory, BadInput, Memory
+from memlineage import AsyncMemory, BadInput, Memory, StoreError
 
 
 def test_every_public_method_of_memory_is_a_coroutine_here() -> None:
@@ -71,5 +71,70 @@ def test_errors_and_results_are_those_of_memory(db_url: str) -> None:
             assert [e.state for e in await memory.events("user-7")] == ["valid"]
             assert await memory.tail_threshold() == 100
             assert memory.memory.store.parallelism() == (1 if "://" not in db_url else 4)
+
+    asyncio.run(run())
+
+
+# -- PostgreSQL: the store's reads and writes are awaited on the event loop --
+
+
+def test_on_postgres_a_task_waiting_for_a_lock_holds_no_thread(pg_url: str) -> None:
+    """One thread for the whole object, one subject locked by another connection: calls for
+    other subjects still run, and the locked one finishes once the lock goes."""
+    import psycopg
+
+    async def run() -> None:
+        async with AsyncMemory(pg_url, tenant="acme", max_workers=1) as memory:
+            await memory.add([{"id": "m-1", "subject": "user-1", "text": "I like tea."}])
+            with psycopg.connect(pg_url, autocommit=True) as other, other.transaction():
+                other.execute(
+                    "SELECT 1 FROM clocks WHERE tenant = 'acme' AND subject = 'user-1' FOR UPDATE"
+                )
+                waiting = asyncio.create_task(
+                    memory.add([{"id": "m-2", "subject": "user-1", "text": "I like coffee."}])
+                )
+                await asyncio.sleep(0.3)
+                assert not waiting.done()  # it waits for the lock...
+                given_up = memory.add([{"id": "m-9", "subject": "user-1", "text": "Gone."}])
+                with pytest.raises(TimeoutError):  # a cancelled call rolls back cleanly
+                    await asyncio.wait_for(given_up, 0.2)
+                for n in range(2, 6):  # ...and holds no thread others would queue behind
+                    added = memory.add([{"id": f"m-{n}0", "subject": f"user-{n}", "text": "Hi."}])
+                    await asyncio.wait_for(added, 5)
+                    recalled = await asyncio.wait_for(memory.recall(f"user-{n}"), 5)
+                    assert [c.text for c in recalled.context] == ["Hi."]
+            await asyncio.wait_for(waiting, 5)
+            assert [e.id for e in await memory.events("user-1")] == ["m-1", "m-2"]
+
+    asyncio.run(run())
+
+
+def test_on_postgres_jobs_and_consolidations_run_off_the_loop(pg_url: str) -> None:
+    """A worker's jobs (lease heartbeat thread included) share the async pool."""
+
+    async def run() -> None:
+        async with AsyncMemory(pg_url, tenant="acme") as memory:
+            await memory.add(
+                [{"id": f"m-{n}", "subject": "user-7", "text": f"Note {n}."} for n in range(5)]
+            )
+            await memory.queue(["user-7"])
+            reports = await memory.work()
+            assert [r.subject for r in reports] == ["user-7"]
+            recalled = await memory.recall("user-7")
+            assert recalled.mode == "summary"
+            assert "Note 4." in (recalled.summary or "")
+
+    asyncio.run(run())
+
+
+def test_on_postgres_a_refused_connection_raises_at_the_first_call() -> None:
+    async def run() -> None:
+        memory = AsyncMemory("postgresql://postgres@127.0.0.1:1/none", tenant="acme")
+        with pytest.raises(StoreError) as refused:
+            await memory.events("user-7")
+        assert "cannot connect to PostgreSQL at postgresql://postgres@127.0.0.1:1/none" in str(
+            refused.value
+        )
+        await memory.close()
 
     asyncio.run(run())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from langgraph.store.base import InvalidNamespaceError
@@ -184,3 +185,26 @@ def test_the_langgraph_index_configuration_gives_search_by_meaning(db_url: str) 
         assert lg.search(NS, query="any fun plans", limit=1)[0].key == "hobby"
     finally:
         lg.close()
+
+
+def test_async_methods_on_postgres_await_the_server_without_threads(pg_url: str) -> None:
+    """Many concurrent aput/aget/asearch on PostgreSQL start no thread: they await
+    psycopg's async pool on the event loop (sync and async calls see the same data)."""
+    store = MemlineageStore(pg_url, tenant="acme")
+    store.put(NS, "seed", {"content": "I'm vegan."})
+
+    async def many() -> list[object]:
+        before = set(threading.enumerate())
+        puts = [store.aput(("agents", f"a-{n}"), "k", {"content": f"value {n}"}) for n in range(20)]
+        await asyncio.gather(*puts)
+        got = await asyncio.gather(*(store.aget(("agents", f"a-{n}"), "k") for n in range(20)))
+        found = await store.asearch(NS, query="diet")
+        assert set(threading.enumerate()) <= before  # no thread was started for any of it
+        await store.aclose()
+        return [*got, *found]
+
+    results = asyncio.run(many())
+    assert [r.value["content"] for r in results[:20]] == [f"value {n}" for n in range(20)]  # type: ignore[attr-defined]
+    assert results[20].key == "seed"  # type: ignore[attr-defined]
+    assert store.get(("agents", "a-3"), "k").value == {"content": "value 3"}  # type: ignore[union-attr]
+    store.close()

@@ -26,6 +26,7 @@ every key stays, with lineage), and a deleted value is revoked, not erased
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -54,6 +55,9 @@ from memlineage.model import Event
 from memlineage.raw.ingest import utc_now
 from memlineage.raw.validity import source_state
 from memlineage.recall.embed import Vectors, normalised
+from memlineage.store import default_url, postgres_url
+from memlineage.store.bridge import run_bridged
+from memlineage.store.postgres_async import AsyncPostgresStore
 
 ID_PREFIX = "lg"
 
@@ -173,10 +177,20 @@ class MemlineageStore(BaseStore):
         self.embedder = IndexEmbedder(index) if index is not None else None
         self.memory = Memory(db, tenant=tenant, embedder=self.embedder)
         self._threads = ThreadPoolExecutor(self.memory.store.parallelism())
+        self._postgres = postgres_url(db or default_url())
+        self._on_loop: tuple[asyncio.AbstractEventLoop, MemlineageStore] | None = None
 
     def close(self) -> None:
+        """Close the synchronous store (``aclose`` closes the one async calls use)."""
         self._threads.shutdown()
         self.memory.close()
+
+    async def aclose(self) -> None:
+        """Close the async pool the async methods use on PostgreSQL (from its event loop)."""
+        if self._on_loop is not None and self._on_loop[0] is asyncio.get_running_loop():
+            twin = self._on_loop[1]
+            await run_bridged(twin.memory.store.close)
+            self._on_loop = None
 
     # -- the BaseStore seam --
 
@@ -184,11 +198,30 @@ class MemlineageStore(BaseStore):
         return [self._run(op) for op in ops]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        # The drivers are synchronous: a batch runs in this store's threads (as many as
-        # the store runs transactions at once), its operations in order, and the event
-        # loop never waits on the database.
+        """On PostgreSQL the operations await psycopg's async pool on this event loop
+        (AsyncMemory's path); on SQLite they run in this store's thread (its one connection)."""
         batch = list(ops)
-        return await asyncio.get_running_loop().run_in_executor(self._threads, self.batch, batch)
+        if self._postgres is None:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._threads, self.batch, batch)
+        twin = await self._twin_on_loop(self._postgres)
+        return await run_bridged(lambda: twin.batch(batch))
+
+    async def _twin_on_loop(self, url: str) -> MemlineageStore:
+        """This store over an async pool of the running loop (one per loop: a pool is
+        tied to the loop that opened it)."""
+        loop = asyncio.get_running_loop()
+        if self._on_loop is not None and self._on_loop[0] is loop:
+            return self._on_loop[1]
+        store = AsyncPostgresStore(url, pool_size=self.memory.store.parallelism())
+        await store.open(migrate=False)  # the synchronous store migrated it
+        twin = copy.copy(self)
+        twin.memory = Memory(store=store, tenant=self.memory.tenant, embedder=self.embedder)
+        if self._on_loop is not None and self._on_loop[0] is loop:  # another task won
+            await run_bridged(store.close)
+            return self._on_loop[1]
+        self._on_loop = (loop, twin)
+        return twin
 
     def _run(self, op: Op) -> Result:
         if isinstance(op, GetOp):

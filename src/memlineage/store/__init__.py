@@ -28,12 +28,11 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
     URL may carry ``?busy_timeout=SECONDS`` and ``?mode=ro`` (read-only).
     """
     url = url or default_url()
-    if _KEYWORD_DSN.match(url):
-        url = keyword_dsn_url(url)
-    if url.startswith(("postgresql://", "postgres://")):
+    postgres = postgres_url(url)
+    if postgres is not None:
         from memlineage.store.postgres import PostgresStore
 
-        return PostgresStore(url, create=create)
+        return PostgresStore(postgres, create=create)
     from memlineage.store.sqlite import BUSY_TIMEOUT_MS, SqliteStore
 
     if not url.startswith("sqlite:"):
@@ -54,6 +53,13 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
     return SqliteStore(
         Path(path), create=create, busy_timeout_ms=busy_ms, read_only="mode" in options
     )
+
+
+def postgres_url(url: str) -> str | None:
+    """The ``postgresql://`` URL ``url`` names (a libpq keyword DSN converted), or None."""
+    if _KEYWORD_DSN.match(url):
+        url = keyword_dsn_url(url)
+    return url if url.startswith(("postgresql://", "postgres://")) else None
 
 
 def keyword_dsn_url(dsn: str) -> str:

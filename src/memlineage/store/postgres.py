@@ -95,15 +95,7 @@ class PostgresStore(SqlStore):
         connect_timeout: float | None = None,
         pool_timeout: float | None = None,
     ):
-        self.url = redact(url)
-        self._secrets = secrets_of(url)
-        self.connect_timeout = _setting(
-            connect_timeout, "MEMLINEAGE_PG_CONNECT_TIMEOUT", CONNECT_TIMEOUT_S
-        )
-        self.pool_timeout = _setting(pool_timeout, "MEMLINEAGE_PG_POOL_TIMEOUT", POOL_TIMEOUT_S)
-        options: dict[str, Any] = {"autocommit": True}  # transactions are explicit blocks
-        if "connect_timeout" not in _query(url):
-            options["connect_timeout"] = max(1, round(self.connect_timeout))
+        options = self._settings(url, connect_timeout, pool_timeout)
         try:
             psycopg.connect(url, **options).close()  # the server's reason, at once
             self.pool = ConnectionPool(
@@ -126,8 +118,23 @@ class PostgresStore(SqlStore):
                 self.pool.close()
                 raise
 
+    def _settings(
+        self, url: str, connect_timeout: float | None, pool_timeout: float | None
+    ) -> dict[str, Any]:
+        """Record the redacted URL and the timeouts; the connections' options."""
+        self.url = redact(url)
+        self._secrets = secrets_of(url)
+        self.connect_timeout = _setting(
+            connect_timeout, "MEMLINEAGE_PG_CONNECT_TIMEOUT", CONNECT_TIMEOUT_S
+        )
+        self.pool_timeout = _setting(pool_timeout, "MEMLINEAGE_PG_POOL_TIMEOUT", POOL_TIMEOUT_S)
+        options: dict[str, Any] = {"autocommit": True}  # transactions are explicit blocks
+        if "connect_timeout" not in _query(url):
+            options["connect_timeout"] = max(1, round(self.connect_timeout))
+        return options
+
     def __repr__(self) -> str:
-        return f"PostgresStore({self.url!r})"
+        return f"{type(self).__name__}({self.url!r})"
 
     @contextmanager
     def _transaction(self, first: str | None) -> Iterator[Tx]:

@@ -1,0 +1,125 @@
+"""PostgreSQL through psycopg's async connection pool: the same transactions, awaited.
+
+``AsyncPostgresStore`` is :class:`PostgresStore` with another connection
+source: every statement is awaited on the event loop (store/bridge.py), so a
+task waiting for the server (a lock, a slow query) holds no thread and no
+loop time. Its methods are called from :class:`memlineage.AsyncMemory`, which
+runs them through the bridge; called from plain synchronous code they raise.
+
+The pool is tied to the event loop that opens it: one ``AsyncMemory`` per loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from memlineage.errors import StoreError
+from memlineage.store.bridge import await_, entered, run_bridged
+from memlineage.store.postgres import COPY_FROM_ROWS, PostgresStore, _pg
+from memlineage.store.sql import Tx
+
+
+class FetchedRows:
+    """A statement's rows, fetched at once: what the store reads of a cursor."""
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self.rows = rows
+        self.rowcount = rowcount
+
+    def fetchone(self) -> Any:
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self) -> list[Any]:
+        return self.rows
+
+
+class AsyncPostgresTx(Tx):
+    def __init__(self, conn: psycopg.AsyncConnection[Any], loop: asyncio.AbstractEventLoop):
+        self.conn = conn
+        self.loop = loop
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> FetchedRows:
+        cursor = await_(self.conn.execute(_pg(sql), params), self.loop)
+        rows = await_(cursor.fetchall(), self.loop) if cursor.description is not None else []
+        return FetchedRows(rows, cursor.rowcount)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with entered(self.conn.cursor(), self.loop) as cursor:
+            await_(cursor.executemany(_pg(sql), list(rows)), self.loop)
+
+    def insert_rows(self, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
+        """COPY for a bulk import, INSERT for a few rows (as PostgresTx)."""
+        if len(rows) < COPY_FROM_ROWS:
+            super().insert_rows(table, columns, rows)
+            return
+        with (
+            entered(self.conn.cursor(), self.loop) as cursor,
+            entered(cursor.copy(f"COPY {table} ({columns}) FROM STDIN"), self.loop) as copy,
+        ):
+            for row in rows:
+                await_(copy.write_row(row), self.loop)
+
+
+class AsyncPostgresStore(PostgresStore):
+    """Every transaction of PostgresStore over an ``AsyncConnectionPool``; open with ``open``."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 4,
+        connect_timeout: float | None = None,
+        pool_timeout: float | None = None,
+    ):
+        """Nothing connects until ``open`` (a coroutine) runs on the loop that will use it."""
+        self._options = self._settings(url, connect_timeout, pool_timeout)
+        self._url = url
+        self.apool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            open=False,
+            timeout=self.pool_timeout,
+            kwargs=self._options,
+        )
+
+    async def open(self, *, migrate: bool = True, create: bool = True) -> None:
+        """Connect (the server's reason at once if it refuses), then migrate."""
+        self.loop = asyncio.get_running_loop()
+        try:
+            first = await psycopg.AsyncConnection.connect(self._url, **self._options)
+            await first.close()
+            await self.apool.open(wait=True, timeout=self.connect_timeout)
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise StoreError(
+                f"cannot connect to PostgreSQL at {self.url}: {self._one_line(exc)}"
+            ) from None
+        if migrate:
+            try:
+                await run_bridged(lambda: self.migrate(create=create))
+            except BaseException:
+                await self.apool.close()
+                raise
+
+    @contextmanager
+    def _transaction(self, first: str | None) -> Iterator[Tx]:
+        with (
+            self._driver_errors(),
+            entered(self.apool.connection(), self.loop) as conn,
+            entered(conn.transaction(), self.loop),
+        ):
+            if first:
+                await_(conn.execute(first), self.loop)
+            yield AsyncPostgresTx(conn, self.loop)
+
+    def close(self) -> None:
+        await_(self.apool.close(), self.loop)
+
+    def parallelism(self) -> int:
+        return int(self.apool.max_size)

@@ -23,6 +23,8 @@ BINDING = [
     "I prefer tea to coffee.",
     "TODO: book the venue for the offsite.",
     "Caroline: I don't eat meat.",
+    "I still have to renew my passport.",
+    "We still need to pick a venue for the offsite.",
 ]
 NOT_BINDING = [
     "Should I keep sending the Monday digest? No, thanks.",
@@ -36,6 +38,9 @@ NOT_BINDING = [
     "I used to love running. Not anymore.",
     "Melanie: We always look forward to our family camping trip.",
     "Love and acceptance should be everyone's right.",
+    "It made me think how much work we still have to do for LGBTQ rights.",
+    "It shows how far we still have to go.",
+    "Caroline: It made me think how much work we still have to do for LGBTQ rights.",
 ]
 
 

@@ -169,10 +169,16 @@ _NOT_REQUIRED = re.compile(
 )
 
 
+# "how much work we still have to do": what remains, measured in wonder, not a rule.
+_MEASURED = re.compile(
+    r"\bhow\s+(?:much|many|far|long)\b[^.!?]*\b(?:have|has|need|needs)\s+to\b", re.I
+)
+
+
 def _rule_clause(clause: str) -> bool:
     """An extracted constraint that states a rule (not "always" alone, a guess or advice)."""
     text = SPEAKER_PREFIX.sub("", clause, count=1).translate(_APOSTROPHE).strip()
-    if not text or text.endswith("?") or _IDIOMS.search(text):
+    if not text or text.endswith("?") or _IDIOMS.search(text) or _MEASURED.search(text):
         return False
     if _HABIT_ONLY.search(text) and not _OBLIGATION.search(text):
         return False

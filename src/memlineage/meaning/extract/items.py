@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import functools
 import hashlib
+import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
@@ -21,6 +22,7 @@ from memlineage.meaning.extract.patterns import (
     GAP_LIMIT,
     GAP_PUNCT,
     MAX_SENTENCE_CHARS,
+    MEASURED_REMAINDER,
     OPEN_MARKERS,
     VALUE_VERBS,
     WORD,
@@ -71,9 +73,10 @@ def extract_items(events: Sequence[Event], conflicts: Sequence[Conflict] = ()) -
 #: (store/detect.py, docs/recall.md). Bump it with any change in this package or in
 #: meaning/values.py that may change the kinds of an event's items: stored kinds of
 #: another version are ignored by recall and rebuilt by the detection job.
-RULES_VERSION = 4  # 2: open items marked (OPEN_ITEM); 3: "remind me why" is none, sentences;
+RULES_VERSION = 5  # 2: open items marked (OPEN_ITEM); 3: "remind me why" is none, sentences;
 # 4: "remind me" is an open item only as a request
 # also end before a lower-case word, long sentences are read in windows
+# 5: "how much work we still have to do" is neither an open item nor a rule
 
 #: The mark event_kinds adds for an open item (an event expected_open_items keeps
 #: open); it is not an item kind. Recall reads it with the stored kinds instead of
@@ -163,7 +166,16 @@ def expected_open_items(events: Sequence[Event]) -> tuple[str, ...]:
 
 
 def is_open_item(event: Event) -> bool:
-    return event.kind == "task" or OPEN_MARKERS.search(event.text) is not None
+    if event.kind == "task":
+        return True
+    return any(not _measured_remainder(event.text, m) for m in OPEN_MARKERS.finditer(event.text))
+
+
+def _measured_remainder(text: str, marker: re.Match[str]) -> bool:
+    """ "how much work we still have to do": a "still ... to" after "how much" is no task."""
+    return marker.group().lower().startswith("still") and bool(
+        MEASURED_REMAINDER.search(text, 0, marker.start())
+    )
 
 
 def item_id(

@@ -250,6 +250,9 @@ OPEN_MARKERS = re.compile(
     r"|\bnot\s+(?:yet\s+)?(?:done|finished|resolved|decided)\b|\bunresolved\b|\boutstanding\b",
     re.IGNORECASE,
 )
+# "how much work we still have to do", "how far we still have to go": what remains,
+# measured in wonder, not a task anyone took on. Same sentence, before the marker.
+MEASURED_REMAINDER = re.compile(r"\bhow\s+(?:much|many|far|long)\b[^.!?]*$", re.IGNORECASE)
 
 
 def _words(text: str) -> frozenset[str]:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from common import LOCOMO, open_memory, postgres_reachable
 from memlineage import Memory
 from memlineage.operations.locomo import ANSWERED, VIEWS, Conversation, Event, QAItem, View, load
-from memlineage.recall.context import Packed, Passage, pack, query_terms
+from memlineage.recall.context import Packed, Passage, meaning_text, pack, query_terms
 from memlineage.recall.embed import Embedder, Vectors, identity
 from memlineage.recall.fusion import Meaning, fuse, similarities
 from memlineage.recall.prompt import layout, passage_line
@@ -181,7 +181,9 @@ def evaluate(
         for question in conv.qa:
             if question.category not in ANSWERED:
                 continue
-            meaning = Meaning(identity(embedder), embedder.embed([question.question])[0])
+            # as Memory.recall embeds a query: its content words (recall.context.meaning_text)
+            query = meaning_text(question.question)
+            meaning = Meaning(identity(embedder), embedder.embed([query])[0])
             gathered, words_only = [], []
             for subject in subjects:
                 with memory.store.reader(memory.tenant) as reader:

@@ -84,3 +84,23 @@ def test_work_embeds_what_was_added_since_the_tenant_chose_an_embedder(memory: M
     memory.add([{"id": "late", "subject": "mel", "text": "Melanie took up the cello."}])
     memory.work()
     assert list(memory.store.vectors(memory.tenant, "mel", ["late"])) == ["late"]
+
+
+def test_a_question_finds_its_answer_far_ahead_of_other_questions(memory: Memory) -> None:
+    """A chat stream is full of questions; a query phrased as a question must land on
+    the line that answers it, with the lines that merely ask something too far behind
+    (their words share nothing with the query: only meaning ranks here)."""
+    answer = "Caroline: I adore sushi and ramen."
+    asked = [
+        "Melanie: What are you up to this weekend?",
+        "Melanie: How was your trip?",
+        "Melanie: Have you seen the new film?",
+        "Melanie: What do you think about it?",
+    ]
+    said = [answer, *asked]
+    memory.add([{"id": f"t-{n}", "subject": "chat", "text": t} for n, t in enumerate(said)])
+    memory.embed()
+    context = memory.recall("chat", query="What food does she enjoy?", budget=400).context
+    score = {p.text: p.score for p in context}
+    assert set(score) == set(said)
+    assert all(score[answer] >= 2 * score[q] for q in asked), score

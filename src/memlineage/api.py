@@ -30,7 +30,7 @@ from memlineage.progress import Progress, begin
 from memlineage.raw.ingest import MAX_ID_LENGTH, parse_events, utc_now
 from memlineage.raw.messages import parse_messages
 from memlineage.raw.validity import event_states
-from memlineage.recall.context import query_terms
+from memlineage.recall.context import meaning_text, query_terms
 from memlineage.recall.embed import DEFAULT_KIND, Embedder, identity, make_embedder
 from memlineage.recall.fusion import Meaning, relevance, similarities
 from memlineage.recall.read import finish, gather, ranks
@@ -471,7 +471,7 @@ class Memory:
         embedder = self.embedder
         if identity(embedder) != settings[1]:
             return None
-        return Meaning(settings[1], embedder.embed([query])[0])
+        return Meaning(settings[1], embedder.embed([meaning_text(query)])[0])
 
     def artifacts(self, subject: str | None = None) -> list[Artifact]:
         with self.store.reader(self.tenant) as reader:

@@ -105,8 +105,12 @@ def new_artifact_id(subject: str, covers_through: int) -> str:
     return f"summary:{subject}:{covers_through:06d}-{uuid.uuid4().hex[:8]}"
 
 
-#: the token budget of a rendered summary when neither the call nor the tenant sets one
-DEFAULT_BUDGET = 500
+#: The token budget of a rendered summary when neither the call nor the tenant sets one.
+#: The summary is what an agent reads on every turn, so its default is a small share
+#: of a model's context: on LoCoMo's dialogue every speaker's summary fits 400 and the
+#: twenty come to under 5% of the dialogue (docs/benchmarks.md); a recall with a query
+#: fills its own budget by relevance from the summary, the cold events and the tail.
+DEFAULT_BUDGET = 400
 
 
 @dataclass(frozen=True)

@@ -82,11 +82,22 @@ def query_terms(query: str | None) -> list[str]:
     """
     if not query:
         return []
+    return meaning_text(query).split()[:MAX_QUERY_TERMS]
+
+
+def meaning_text(query: str) -> str:
+    """What a query is embedded by: its words without stop words, lower-cased, in order.
+
+    A static embedding is a mean of word vectors, so a question's function words
+    ("what did ... do") pull it toward every other question: on LoCoMo's turns,
+    "What did Caroline research?" sat nearest "What pet do you have?". Embedding the
+    content words alone raised evidence recall at every budget (docs/recall.md).
+    """
     seen: dict[str, None] = {}
     for word in _WORD.findall(query.lower()):
         if word not in STOP_WORDS:
             seen.setdefault(word, None)
-    return list(seen)[:MAX_QUERY_TERMS]
+    return " ".join(seen)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 Workload: LoCoMo conversation turns (one event per turn, one subject per
 conversation and speaker), appended in adds of ``--batch`` lines, each run into
 a fresh database (SQLite file, PostgreSQL schema). Measured in the same run,
-medians of ``--repeats``:
+in ``--repeats`` rounds that interleave the variants (medians; a ratio is the
+median of the rounds' ratios):
 
 - bare ``executemany``: the driver writing the very rows ``Memory.add`` writes
   (hashed up front), in the same transactions;
@@ -24,7 +25,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -64,14 +64,15 @@ def locomo_turns(limit: int) -> list[dict[str, object]]:
     return lines
 
 
-def timed(backend: Backend, run: Callable[[str], None], repeats: int) -> float:
-    def once() -> float:
-        with backend.fresh() as url:
-            started = time.perf_counter()
-            run(url)
-            return time.perf_counter() - started
+def once(backend: Backend, run: Callable[[str], None]) -> float:
+    with backend.fresh() as url:
+        started = time.perf_counter()
+        run(url)
+        return time.perf_counter() - started
 
-    return sorted(once() for _ in range(repeats))[repeats // 2]
+
+def median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
 
 
 def detection_cpu(backend: Backend, lines: list[dict[str, object]], batch: int) -> float:
@@ -99,12 +100,12 @@ def cold_start() -> dict[str, float]:
     return {"import memlineage.api": first, "first extraction": second}
 
 
-def bench(backend: Backend, lines: list[dict[str, object]], batch: int, repeats: int) -> None:
+def bench(
+    backend: Backend, lines: list[dict[str, object]], batch: int, repeats: int, detection: bool
+) -> None:
     total = len(lines)
     rows = split(bare_rows(lines), batch)
     events = [parse_event(r) for r in lines]
-    bare = timed(backend, lambda url: backend.bare(url, "executemany", rows), repeats)
-    print(f"{backend.name}: bare executemany {total / bare:,.0f} events/s")
 
     def append(url: str) -> None:
         with Memory(url) as memory:
@@ -119,16 +120,28 @@ def bench(backend: Backend, lines: list[dict[str, object]], batch: int, repeats:
 
         return run
 
-    for name, run in (
-        ("store.append", append),
-        ("Memory.add (default)", add()),
-        ("Memory.add (detect_after_add=True)", add(detect_after_add=True)),
-    ):
-        seconds = timed(backend, run, repeats)
+    runs: dict[str, Callable[[str], None]] = {
+        "bare executemany": lambda url: backend.bare(url, "executemany", rows),
+        "store.append": append,
+        "Memory.add (default)": add(),
+        "Memory.add (detect_after_add=True)": add(detect_after_add=True),
+    }
+    # Rounds interleave the variants, so that a shared machine's load, which drifts
+    # over minutes, weighs on each alike; a ratio is the median of the rounds' ratios.
+    seconds: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            seconds[name].append(once(backend, run))
+    bare = seconds.pop("bare executemany")
+    print(f"{backend.name}: bare executemany {total / median(bare):,.0f} events/s")
+    for name, times in seconds.items():
+        ratio = median([b / t for b, t in zip(bare, times, strict=True)])
         print(
-            f"{backend.name}: {name} {total / seconds:,.0f} events/s,"
-            f" {bare / seconds:.3f}x bare executemany"
+            f"{backend.name}: {name} {total / median(times):,.0f} events/s,"
+            f" {ratio:.3f}x bare executemany"
         )
+    if not detection:
+        return
     cpu = min(detection_cpu(backend, lines, batch) for _ in range(repeats))
     print(f"{backend.name}: detection {total / cpu:,.0f} events/s per core ({cpu:.2f} s CPU)")
 
@@ -148,12 +161,11 @@ def main() -> None:
     print(f"{len(lines):,} LoCoMo turns, adds of {args.batch}")
     for what, seconds in cold_start().items():
         print(f"cold start: {what} {seconds:.2f} s")
-    with tempfile.TemporaryDirectory(prefix="memlineage-bench-") as tmp:
-        backends: list[Backend] = [SqliteBackend(Path(tmp))]
-        if not args.no_pg:
-            backends.append(PostgresBackend(args.pg))
-        for backend in backends:
-            bench(backend, lines, args.batch, args.repeats)
+    backends: list[Backend] = [SqliteBackend()]
+    if not args.no_pg:
+        backends.append(PostgresBackend(args.pg))
+    for backend in backends:
+        bench(backend, lines, args.batch, args.repeats, not args.no_detection)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,11 @@ TEXTS = [
     "The agent may use read:billing but not write:billing for {p}.",
     "Daily run is {n} km; remind me at 07:{d:02d}.",
 ]
-INSERT = f"INSERT INTO events (tenant, {EVENT_COLUMNS}) VALUES ({', '.join('?' * 14)})"
+# tenant and every event column (speaker included: the bare row is the full row)
+INSERT = (
+    f"INSERT INTO events (tenant, {EVENT_COLUMNS})"
+    f" VALUES ({', '.join('?' * (EVENT_COLUMNS.count(',') + 2))})"
+)
 
 
 def make_events(subject: str, start: int, count: int) -> list[dict[str, object]]:

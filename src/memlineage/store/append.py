@@ -18,7 +18,7 @@ from memlineage.raw.ingest import PLAIN_FIELDS, utc_now
 from memlineage.store.core import StoreCore
 from memlineage.store.protocol import Appended
 from memlineage.store.rows import EVENT_COLUMNS, INSERT_COLUMNS, event_row
-from memlineage.store.sql import Tx, marks
+from memlineage.store.sql import Tx
 from memlineage.store.triggers import queue_after_append
 
 NUL = "\x00"
@@ -65,23 +65,18 @@ class AppendMixin(StoreCore):
         self, tenant: str, events: Sequence[NewEvent], where: _Lines, advance: Advance | None
     ) -> list[Appended]:
         with self._write() as tx:
-            clocks = {s: self._lock_or_create_clock(tx, tenant, s) for s in _subjects(events)}
-            for subject, clock in clocks.items():
-                if clock.high_water == 0:
-                    self._on_new_subject(tx, tenant, subject)  # validity: tenant policies
+            clocks = self._lock_or_create_clocks(tx, tenant, _subjects(events))
             wanted = {e.id for e in events} | {e.supersedes for e in events if e.supersedes}
             stored = self.stored_events(tx, tenant, list(wanted))
             plan = _plan(tenant, events, clocks, stored, where)
             _insert_events(tx, plan.rows, advance)
-            moved = [
-                (h, tenant, s) for s, h in plan.high_water.items() if h != clocks[s].high_water
-            ]
+            moved = {s: h for s, h in plan.high_water.items() if h != clocks[s].high_water}
             if moved:
                 tx.executemany(
-                    "UPDATE clocks SET high_water = ? WHERE tenant = ? AND subject = ?", moved
+                    "UPDATE clocks SET high_water = ? WHERE tenant = ? AND subject = ?",
+                    [(h, tenant, s) for s, h in moved.items()],
                 )
-                for high_water, _tenant, subject in moved:
-                    queue_after_append(tx, self.now_sql, tenant, subject, high_water)
+                queue_after_append(tx, self.now_sql, tenant, moved)
             for subject, old, new in plan.replaced:
                 self._record_invalidation(
                     tx, tenant, subject, OpKind.REPLACE, old, other=new, invalidates=old
@@ -91,18 +86,16 @@ class AppendMixin(StoreCore):
             return plan.out
 
     def stored_events(self, tx: Tx, tenant: str, ids: Sequence[str]) -> Stored:
-        """(subject, hash, seq) of each of ``ids`` that is stored, in one lookup.
+        """(subject, hash, seq) of each of ``ids`` that is stored.
 
-        A backend overrides this with a lookup whose plan does not depend on
-        the table's statistics (see PostgresStore).
+        PostgreSQL looks them up with one array: a plan that does not depend on
+        the table's statistics, one statement text for every batch size.
         """
         found: Stored = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for condition, params in tx.where_in("id", ids):
             for event_id, subject, hash_, seq in tx.all(
-                "SELECT id, subject, hash, seq FROM events"
-                f" WHERE tenant = ? AND id IN ({marks(len(chunk))})",
-                (tenant, *chunk),
+                f"SELECT id, subject, hash, seq FROM events WHERE tenant = ? AND {condition}",
+                (tenant, *params),
             ):
                 found[event_id] = (subject, hash_, int(seq))
         return found

@@ -79,22 +79,32 @@ class StoreCore(abc.ABC):
         )
         return Clock(int(row[0]), int(row[1])) if row else None
 
-    def _lock_or_create_clock(self, tx: Tx, tenant: str, subject: str) -> Clock:
-        """Like _lock_clock, creating the clock and the empty alias of a new subject."""
-        row = tx.one(
+    def _lock_or_create_clocks(
+        self, tx: Tx, tenant: str, subjects: Sequence[str]
+    ) -> dict[str, Clock]:
+        """Like _lock_clock for each of ``subjects``, in their order, creating the clock
+        and the empty alias of a new subject, and adopting the tenant's policies for it."""
+        rows = tx.returning_many(
             "INSERT INTO clocks (tenant, subject) VALUES (?, ?)"
             " ON CONFLICT (tenant, subject) DO UPDATE SET switches = clocks.switches"
             " RETURNING high_water, epoch",
-            (tenant, subject),
+            [(tenant, s) for s in subjects],
         )
-        tx.execute(
-            "INSERT INTO aliases (tenant, subject) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            (tenant, subject),
-        )
-        return Clock(int(row[0]), int(row[1]))
+        clocks = {s: Clock(int(r[0]), int(r[1])) for s, r in zip(subjects, rows, strict=True)}
+        # A clock is created with its alias and never removed: a subject that has
+        # appended before (high_water > 0) has its alias already.
+        new = [s for s, clock in clocks.items() if clock.high_water == 0]
+        if new:
+            tx.executemany(
+                "INSERT INTO aliases (tenant, subject) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                [(tenant, s) for s in new],
+            )
+            self._on_new_subjects(tx, tenant, new)  # validity: tenant policies
+        return clocks
 
-    def _on_new_subject(self, tx: Tx, tenant: str, subject: str) -> None:
-        """Hook: a subject's first append, under its lock (policies.py adopts tenant policy)."""
+    def _on_new_subjects(self, tx: Tx, tenant: str, subjects: Sequence[str]) -> None:
+        """Hook: the first append of ``subjects``, under their locks (policies.py adopts
+        the tenant's policy)."""
         return None
 
     def _resolved_by_policy(self, tx: Tx, tenant: str, subject: str, conflict_id: str) -> bool:

@@ -12,6 +12,7 @@ version each subject has); nothing locks two subjects at once.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from memlineage.errors import BadInput
@@ -227,15 +228,19 @@ class PoliciesMixin(StoreCore):
             ),
         )
 
-    def _on_new_subject(self, tx: Tx, tenant: str, subject: str) -> None:
-        """A new subject starts under the tenant's current trust policy (called by append)."""
+    def _on_new_subjects(self, tx: Tx, tenant: str, subjects: Sequence[str]) -> None:
+        """New subjects start under the tenant's current trust policy (called by append).
+
+        One read of the policy for the batch: its subjects are locked together.
+        """
         trust = self._trust_policy(tx, tenant)
         if trust.version == DEFAULT_TRUST.version:
             return
-        tx.execute(
-            "UPDATE clocks SET trust_policy = ? WHERE tenant = ? AND subject = ?",
-            (trust.version, tenant, subject),
-        )
-        self._record_quietly(
-            tx, tenant, subject, trust.operation_fields(), f"trust policy v{trust.version}"
-        )
+        for subject in subjects:
+            tx.execute(
+                "UPDATE clocks SET trust_policy = ? WHERE tenant = ? AND subject = ?",
+                (trust.version, tenant, subject),
+            )
+            self._record_quietly(
+                tx, tenant, subject, trust.operation_fields(), f"trust policy v{trust.version}"
+            )

@@ -25,7 +25,6 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memlineage.errors import BadInput, StoreError
-from memlineage.store.append import Stored
 from memlineage.store.base import SqlStore
 from memlineage.store.search import TsvectorSearch
 from memlineage.store.sql import Tx
@@ -56,8 +55,28 @@ class PostgresTx(Tx):
         return self.conn.execute(_pg(sql), params)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        rows = list(rows)
+        if len(rows) == 1:  # a pipeline costs more than it saves for one statement
+            self.conn.execute(_pg(sql), rows[0])
+            return
         with self.conn.cursor() as cur:
-            cur.executemany(_pg(sql), list(rows))
+            cur.executemany(_pg(sql), rows)
+
+    def returning_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[Any]:
+        if len(rows) == 1:
+            return [self.one(sql, rows[0])]
+        # executemany pipelines the statements: one round trip, run in order.
+        found = []
+        with self.conn.cursor() as cur:
+            cur.executemany(_pg(sql), list(rows), returning=True)
+            for _ in rows:
+                found.append(cur.fetchone())
+                cur.nextset()
+        return found
+
+    def where_in(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        if values:
+            yield f"{column} = ANY(?)", [list(values)]
 
     def insert_rows(self, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
         """COPY for a bulk import (measured about 2x executemany); INSERT for a few rows.
@@ -137,11 +156,11 @@ class PostgresStore(SqlStore):
         return f"{type(self).__name__}({self.url!r})"
 
     @contextmanager
-    def _transaction(self, first: str | None) -> Iterator[Tx]:
-        with self._driver_errors(), self.pool.connection() as conn, conn.transaction():
-            if first:
-                conn.execute(first)
-            yield PostgresTx(conn)
+    def _transaction(self, read_only: bool) -> Iterator[Tx]:
+        with self._driver_errors(), self.pool.connection() as conn:
+            _begin_as(conn, read_only)
+            with conn.transaction():
+                yield PostgresTx(conn)
 
     @contextmanager
     def _driver_errors(self) -> Iterator[None]:
@@ -166,10 +185,10 @@ class PostgresStore(SqlStore):
         return scrub(" ".join(parts) or type(exc).__name__, self._secrets)
 
     def _write(self) -> Any:
-        return self._transaction(None)
+        return self._transaction(read_only=False)
 
     def _read(self) -> Any:
-        return self._transaction("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return self._transaction(read_only=True)
 
     def _lock_for_migration(self, tx: Tx) -> None:
         tx.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK_KEY,))
@@ -178,18 +197,6 @@ class PostgresStore(SqlStore):
         # CREATE TABLE without a schema name creates in current_schema(): look there.
         rows = tx.all("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
         return {r[0] for r in rows}
-
-    def stored_events(self, tx: Tx, tenant: str, ids: Sequence[str]) -> Stored:
-        """One ``id = ANY(array)`` lookup on the (tenant, id) index.
-
-        The array is one parameter, so the statement text (and psycopg's
-        prepared plan) is the same for every batch size.
-        """
-        rows = tx.all(
-            "SELECT id, subject, hash, seq FROM events WHERE tenant = ? AND id = ANY(?)",
-            (tenant, list(ids)),
-        )
-        return {event_id: (subject, hash_, int(seq)) for event_id, subject, hash_, seq in rows}
 
     def close(self) -> None:
         self.pool.close()
@@ -200,6 +207,20 @@ class PostgresStore(SqlStore):
     def discard(self) -> None:
         """Close; the server's database was there before this store opened it."""
         self.close()
+
+
+def _begin_as(conn: psycopg.Connection[Any], read_only: bool) -> None:
+    """Readers begin REPEATABLE READ READ ONLY, writers plainly (READ COMMITTED).
+
+    psycopg names them in the BEGIN itself: one statement, where a SET
+    TRANSACTION after BEGIN would be a second round trip. Pooled connections
+    serve both, so every transaction sets both (no round trip either way).
+    """
+    level = psycopg.IsolationLevel.REPEATABLE_READ if read_only else None
+    if conn.isolation_level != level:
+        conn.isolation_level = level
+    if conn.read_only != (read_only or None):
+        conn.read_only = read_only or None
 
 
 def _setting(value: float | None, env: str, default: float) -> float:

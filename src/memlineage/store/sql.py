@@ -24,6 +24,22 @@ class Tx(abc.ABC):
         count = len(columns.split(","))
         self.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks(count)})", rows)
 
+    def returning_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[Any]:
+        """The one row ``sql`` returns for each of ``rows``, run in their order.
+
+        PostgreSQL sends them all in one round trip (a pipeline), still in order.
+        """
+        return [self.one(sql, row) for row in rows]
+
+    def where_in(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+        """``column`` among ``values`` as (condition, parameters), one pair per statement.
+
+        SQLite: ``IN (?, ...)`` lists of IN_CHUNK values; PostgreSQL overrides it
+        with one ``= ANY(?)`` array, whose statement text does not depend on the count.
+        """
+        for chunk in chunks(values):
+            yield f"{column} IN ({marks(len(chunk))})", list(chunk)
+
     def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.execute(sql, params).fetchone()
 

@@ -7,7 +7,7 @@ job is queued at the same commit as its cause, or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memlineage.store.protocol import Job
@@ -67,9 +67,17 @@ def enqueue(
     - ``running``: flagged ``rerun``, so it is queued again as soon as it finishes;
     - ``dead``: stays parked for an operator; only a manual request revives it.
     """
-    manual = reason == MANUAL
-    fresh = "(jobs.state = 'done' OR (jobs.state = 'dead' AND ?))"
     row = tx.one(
+        f"{_enqueue_sql(now)} RETURNING {JOB_COLUMNS}",
+        _enqueue_params(tenant, subject, reason, detail, force),
+    )
+    return job_from_row(row)
+
+
+def _enqueue_sql(now: str) -> str:
+    """The upsert of :func:`enqueue`, without its RETURNING."""
+    fresh = "(jobs.state = 'done' OR (jobs.state = 'dead' AND ?))"
+    return (
         "INSERT INTO jobs (tenant, subject, state, reason, detail, force, due, queued_at)"
         f" VALUES (?, ?, 'queued', ?, ?, ?, {now}, {now})"
         " ON CONFLICT (tenant, subject) DO UPDATE SET"
@@ -84,24 +92,28 @@ def enqueue(
         " ELSE jobs.due END,"
         f" attempts = CASE WHEN {fresh} THEN 0 ELSE jobs.attempts END,"
         f" queued_at = CASE WHEN {fresh} THEN excluded.queued_at ELSE jobs.queued_at END"
-        f" RETURNING {JOB_COLUMNS}",
-        (
-            tenant,
-            subject,
-            reason,
-            detail,
-            force,
-            manual,
-            manual,
-            f"%,{reason},%",
-            manual,
-            manual,
-            manual,
-            manual,
-            manual,
-        ),
     )
-    return job_from_row(row)
+
+
+def _enqueue_params(
+    tenant: str, subject: str, reason: str, detail: str | None, force: bool
+) -> tuple[Any, ...]:
+    manual = reason == MANUAL
+    return (
+        tenant,
+        subject,
+        reason,
+        detail,
+        force,
+        manual,
+        manual,
+        f"%,{reason},%",
+        manual,
+        manual,
+        manual,
+        manual,
+        manual,
+    )
 
 
 def tail_threshold(tx: Tx, tenant: str) -> int:
@@ -109,18 +121,33 @@ def tail_threshold(tx: Tx, tenant: str) -> int:
     return DEFAULT_TAIL_THRESHOLD if row is None else int(row[0])
 
 
-def queue_after_append(tx: Tx, now: str, tenant: str, subject: str, high_water: int) -> None:
-    """The tail trigger, inside an append's transaction: the tail grew past the threshold."""
-    row = tx.one(
-        "SELECT a.covers_through, s.tail_threshold FROM aliases a"
-        " LEFT JOIN job_settings s ON s.tenant = a.tenant"
-        " WHERE a.tenant = ? AND a.subject = ?",
-        (tenant, subject),
-    )
-    threshold = DEFAULT_TAIL_THRESHOLD if row[1] is None else int(row[1])
-    tail = high_water - int(row[0])
-    if threshold > 0 and tail > threshold:
-        enqueue(tx, now, tenant, subject, TAIL, f"tail of {tail} events > {threshold}")
+def queue_after_append(tx: Tx, now: str, tenant: str, high_water: Mapping[str, int]) -> None:
+    """The tail trigger, inside an append's transaction: the subjects whose tail grew past
+    the threshold (``high_water``: each grown subject's new one) are queued, in its order.
+
+    One read of the subjects' aliases and one upsert round for the batch.
+    """
+    covers: dict[str, int] = {}
+    threshold = DEFAULT_TAIL_THRESHOLD
+    for condition, params in tx.where_in("a.subject", list(high_water)):
+        for subject, covers_through, setting in tx.all(
+            "SELECT a.subject, a.covers_through, s.tail_threshold FROM aliases a"
+            " LEFT JOIN job_settings s ON s.tenant = a.tenant"
+            f" WHERE a.tenant = ? AND {condition}",
+            (tenant, *params),
+        ):
+            covers[subject] = int(covers_through)
+            threshold = DEFAULT_TAIL_THRESHOLD if setting is None else int(setting)
+    if threshold <= 0:
+        return
+    rows = []
+    for subject, high in high_water.items():
+        tail = high - covers[subject]
+        if tail > threshold:
+            detail = f"tail of {tail} events > {threshold}"
+            rows.append(_enqueue_params(tenant, subject, TAIL, detail, False))
+    if rows:
+        tx.executemany(_enqueue_sql(now), rows)
 
 
 def queue_after_invalidation(

@@ -138,3 +138,62 @@ def test_on_postgres_a_refused_connection_raises_at_the_first_call() -> None:
         await memory.close()
 
     asyncio.run(run())
+
+
+STORY = [
+    {"id": "s-1", "subject": "user-7", "text": "Never email me after 9 pm."},
+    {"id": "s-2", "subject": "user-7", "text": "I love jazz."},
+    {"id": "s-3", "subject": "user-7", "text": "I hate jazz."},
+    {"id": "s-4", "subject": "user-7", "text": "The budget is at most 4,500 EUR."},
+    {"id": "s-5", "subject": "user-7", "text": "The budget is 5,000 EUR.", "supersedes": "s-4"},
+    {"id": "s-6", "subject": "user-7", "text": "TODO: book the venue for the offsite."},
+    {"id": "s-7", "subject": "user-7", "text": "My dentist is Dr. Patel."},
+] + [{"id": f"n-{n}", "subject": "user-7", "text": f"I walked {n} km today."} for n in range(70)]
+
+
+def story_of(memory: Memory) -> dict[str, object]:
+    """One workflow through the sync API; what a reader of each answer sees."""
+    memory.add(STORY)
+    memory.detect("user-7")
+    memory.revoke("s-7", reason="wrong dentist")
+    built = memory.consolidate("user-7", budget=120)
+    memory.erase("n-3", reason="asked to")
+    recalled = memory.recall("user-7", query="email jazz budget", budget=150)
+    return {
+        "switched": built.switched,
+        "statements": [s.text for s in built.artifact.output.statements],  # type: ignore[union-attr]
+        "cold": list(built.artifact.output.cold),  # type: ignore[union-attr]
+        "context": [(p.text, p.origin, p.must_keep) for p in recalled.context],
+        "states": [(e.id, e.state) for e in memory.events("user-7")],
+        "audit": memory.audit("user-7").ok,
+    }
+
+
+async def async_story(memory: AsyncMemory) -> dict[str, object]:
+    await memory.add(STORY)
+    await memory.detect("user-7")
+    await memory.revoke("s-7", reason="wrong dentist")
+    built = await memory.consolidate("user-7", budget=120)
+    await memory.erase("n-3", reason="asked to")
+    recalled = await memory.recall("user-7", query="email jazz budget", budget=150)
+    return {
+        "switched": built.switched,
+        "statements": [s.text for s in built.artifact.output.statements],  # type: ignore[union-attr]
+        "cold": list(built.artifact.output.cold),  # type: ignore[union-attr]
+        "context": [(p.text, p.origin, p.must_keep) for p in recalled.context],
+        "states": [(e.id, e.state) for e in await memory.events("user-7")],
+        "audit": (await memory.audit("user-7")).ok,
+    }
+
+
+def test_on_postgres_the_async_store_answers_as_the_sync_one(pg_url: str) -> None:
+    with Memory(pg_url, tenant="sync") as memory:
+        expected = story_of(memory)
+
+    async def run() -> dict[str, object]:
+        async with AsyncMemory(pg_url, tenant="async") as memory:
+            return await async_story(memory)
+
+    assert asyncio.run(run()) == expected
+    assert expected["switched"] and expected["audit"]
+    assert ("s-7", "revoked") in expected["states"]  # type: ignore[operator]

@@ -21,8 +21,17 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from memlineage.errors import StoreError
 from memlineage.store.bridge import await_, entered, run_bridged
-from memlineage.store.postgres import COPY_FROM_ROWS, PostgresStore, _pg
+from memlineage.store.postgres import COPY_FROM_ROWS, PostgresStore, PostgresTx, _pg
 from memlineage.store.sql import Tx
+
+
+async def _begin_as(conn: psycopg.AsyncConnection[Any], read_only: bool) -> None:
+    """As postgres._begin_as: the isolation named in the BEGIN itself."""
+    level = psycopg.IsolationLevel.REPEATABLE_READ if read_only else None
+    if conn.isolation_level != level:
+        await conn.set_isolation_level(level)
+    if conn.read_only != (read_only or None):
+        await conn.set_read_only(read_only or None)
 
 
 class FetchedRows:
@@ -39,19 +48,36 @@ class FetchedRows:
         return self.rows
 
 
-class AsyncPostgresTx(Tx):
+class AsyncPostgresTx(PostgresTx):
+    """PostgresTx's statements on an async connection, each awaited on the loop."""
+
     def __init__(self, conn: psycopg.AsyncConnection[Any], loop: asyncio.AbstractEventLoop):
-        self.conn = conn
+        self.aconn = conn
         self.loop = loop
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> FetchedRows:
-        cursor = await_(self.conn.execute(_pg(sql), params), self.loop)
+        cursor = await_(self.aconn.execute(_pg(sql), params), self.loop)
         rows = await_(cursor.fetchall(), self.loop) if cursor.description is not None else []
         return FetchedRows(rows, cursor.rowcount)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        with entered(self.conn.cursor(), self.loop) as cursor:
-            await_(cursor.executemany(_pg(sql), list(rows)), self.loop)
+        rows = list(rows)
+        if len(rows) == 1:  # a pipeline costs more than it saves for one statement
+            self.execute(sql, rows[0])
+            return
+        with entered(self.aconn.cursor(), self.loop) as cursor:
+            await_(cursor.executemany(_pg(sql), rows), self.loop)
+
+    def returning_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[Any]:
+        if len(rows) == 1:
+            return [self.one(sql, rows[0])]
+        found = []  # one pipelined round trip, in order (as PostgresTx)
+        with entered(self.aconn.cursor(), self.loop) as cursor:
+            await_(cursor.executemany(_pg(sql), list(rows), returning=True), self.loop)
+            for _ in rows:
+                found.append(await_(cursor.fetchone(), self.loop))
+                cursor.nextset()
+        return found
 
     def insert_rows(self, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> None:
         """COPY for a bulk import, INSERT for a few rows (as PostgresTx)."""
@@ -59,7 +85,7 @@ class AsyncPostgresTx(Tx):
             super().insert_rows(table, columns, rows)
             return
         with (
-            entered(self.conn.cursor(), self.loop) as cursor,
+            entered(self.aconn.cursor(), self.loop) as cursor,
             entered(cursor.copy(f"COPY {table} ({columns}) FROM STDIN"), self.loop) as copy,
         ):
             for row in rows:
@@ -108,15 +134,11 @@ class AsyncPostgresStore(PostgresStore):
                 raise
 
     @contextmanager
-    def _transaction(self, first: str | None) -> Iterator[Tx]:
-        with (
-            self._driver_errors(),
-            entered(self.apool.connection(), self.loop) as conn,
-            entered(conn.transaction(), self.loop),
-        ):
-            if first:
-                await_(conn.execute(first), self.loop)
-            yield AsyncPostgresTx(conn, self.loop)
+    def _transaction(self, read_only: bool) -> Iterator[Tx]:
+        with self._driver_errors(), entered(self.apool.connection(), self.loop) as conn:
+            await_(_begin_as(conn, read_only), self.loop)
+            with entered(conn.transaction(), self.loop):
+                yield AsyncPostgresTx(conn, self.loop)
 
     def close(self) -> None:
         await_(self.apool.close(), self.loop)

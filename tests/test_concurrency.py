@@ -162,3 +162,30 @@ def test_a_revocation_waits_for_a_switch_holding_the_lock_then_stales_it(db_url:
         recalled = memory.recall("user-7")
     assert status is ArtifactStatus.STALE
     assert recalled.mode == "raw" and "m-2" not in [e.id for e in recalled.events]
+
+
+def test_concurrent_langgraph_puts_of_one_key_all_land_and_the_last_wins(db_url: str) -> None:
+    """As LangGraph's own stores: racing puts of one key never fail; each is a version,
+    and get returns the value of the last one."""
+    from memlineage.interfaces.langgraph import MemlineageStore, decode
+
+    writers, times = 3, 30
+    Memory(db_url, tenant="acme").close()
+    barrier = SPAWN.Barrier(writers)
+    run_all(
+        [
+            SPAWN.Process(
+                target=workers.put_one_key, args=(db_url, "acme", f"w{w}", times, barrier)
+            )
+            for w in range(writers)
+        ]
+    )
+    with Memory(db_url, tenant="acme") as memory:
+        states = memory.events("memories/user-7")
+    assert len(states) == writers * times  # every put is a version, none lost
+    valid = [s for s in states if s.state == "valid"]
+    assert [s.id for s in valid] == [states[-1].id]  # each replaced the one before it
+    store = MemlineageStore(db_url, tenant="acme")
+    item = store.get(("memories", "user-7"), "diet")
+    store.close()
+    assert item is not None and item.value == decode(states[-1].text)

@@ -118,3 +118,14 @@ def consolidate_until(url: str, tenant: str, subject: str, rounds: int) -> None:
                 memory.consolidate(subject)
                 if head.clock.high_water >= rounds:
                     return
+
+
+def put_one_key(url: str, tenant: str, writer: str, times: int, barrier: Any) -> None:
+    """LangGraph puts of one key, each a new value (the race test's writer)."""
+    from memlineage.interfaces.langgraph import MemlineageStore
+
+    store = MemlineageStore(url, tenant=tenant)
+    barrier.wait()
+    for n in range(times):
+        store.put(("memories", "user-7"), "diet", {"content": f"{writer} says {n}"})
+    store.close()

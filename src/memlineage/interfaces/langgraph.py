@@ -51,6 +51,7 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import ensure_embeddings, get_text_at_path
 
 from memlineage.api import Memory
+from memlineage.errors import DuplicateEventId
 from memlineage.model import Event
 from memlineage.raw.ingest import utc_now
 from memlineage.raw.validity import source_state
@@ -60,6 +61,9 @@ from memlineage.store.bridge import run_bridged
 from memlineage.store.postgres_async import AsyncPostgresStore
 
 ID_PREFIX = "lg"
+# A put that lost a race for a version id reads the key again; each retry means
+# another put of the same key committed meanwhile, so this bounds only a storm.
+PUT_ATTEMPTS = 50
 
 
 def subject_of(namespace: tuple[str, ...]) -> str:
@@ -277,7 +281,18 @@ class MemlineageStore(BaseStore):
         return self._item(subject, key, entry) if entry and entry.current else None
 
     def _put(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any] | None) -> None:
+        """Append the key's next version; a put that raced another writer of the key reads
+        the version that writer appended and puts after it (the last put wins, as in
+        LangGraph's own stores), instead of failing on the version id both chose."""
         subject = subject_of(namespace)
+        for _ in range(PUT_ATTEMPTS - 1):
+            try:
+                return self._put_once(subject, key, value)
+            except DuplicateEventId:
+                continue  # another put took this version id first: read the key again
+        self._put_once(subject, key, value)
+
+    def _put_once(self, subject: str, key: str, value: Mapping[str, Any] | None) -> None:
         entry = self._key(subject, key)
         current = entry.current if entry else None
         if value is None:

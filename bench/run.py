@@ -22,6 +22,7 @@ BENCHMARKS = [
     "bench_recall_locomo.py",
     "bench_recall_latency.py",
     "bench_llm.py",
+    "bench_async.py",
 ]
 QUICK_ARGS = {
     "bench_store.py": [

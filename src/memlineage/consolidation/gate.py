@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from memlineage.consolidation.parts import event_parts, part_mark, shown_text
 from memlineage.consolidation.render import at_instant, shown_date
-from memlineage.meaning.binding import binding_reasons, is_binding, shown_kind
+from memlineage.meaning.binding import binding_reasons, shown_kind
 from memlineage.meaning.extract import event_items, text_values
 from memlineage.meaning.values import (
     Canonical,
@@ -416,6 +416,7 @@ class _Carried:
         self.deep: dict[str, set[Canonical]] = {}
         self.keys: set[str] = set()
         self.cited: set[str] = set()  # every event a claim derives from
+        self._reasons: dict[str, tuple[str, ...]] = {}  # per event: why it binds
         for claim in claims:
             self.keys.add(claim.key)
             self.cited.update(claim.derived_from)
@@ -430,6 +431,15 @@ class _Carried:
             own = self.item_values.setdefault(item.source, [])
             if item.kind in _STATEMENT_VALUE_KINDS:
                 own.append(canonical(item.value, item.unit))
+
+    def binding(self, event: Event, open_items: set[str]) -> tuple[str, ...]:
+        """Why ``event`` binds, conflict sides aside (those the caller knows): computed once
+        per event, though both the coverage and the statements' kinds ask."""
+        found = self._reasons.get(event.id)
+        if found is None:
+            own = self.items.get(event.id, [])
+            found = self._reasons[event.id] = binding_reasons(event, own, open_items=open_items)
+        return found
 
     def says_whole(self, event: Event, statement: Statement) -> bool:
         """The statement shows the event's whole text (or its marked part) exactly, and
@@ -514,8 +524,7 @@ def _check_statement_fields(
         kinds[source] = {"fact", *(item.kind for item in own)}
     opened = set(open_items)
     for event in events.values():  # and the kind its binding reasons show it under
-        own = carried.items.get(event.id, [])
-        shown = shown_kind(binding_reasons(event, own, open_items=opened))
+        shown = shown_kind(carried.binding(event, opened))
         if shown is not None:
             kinds.setdefault(event.id, set()).add(shown)
     failures: list[GateFailure] = []
@@ -634,7 +643,6 @@ def _check_coverage(
     for statement in output.statements:
         stated.update(statement.derived_from)
     cold = set(output.cold)
-    by_source = carried.items
     sides = {side for conflict in unresolved for side in (conflict.a, conflict.b)}
     opened = set(open_items)
     failures = []
@@ -644,9 +652,8 @@ def _check_coverage(
         if not shown and event.id not in cold:
             detail = "shown by no statement, not in cold"
             failures.append(GateFailure(EVENT_DROPPED, event.id, detail))
-        if not has_text or not is_binding(
-            event, by_source.get(event.id, ()), open_items=opened, conflict_sides=sides
-        ):
+        # a conflict side binds; otherwise the event's own reasons (binding.is_binding)
+        if not has_text or not (event.id in sides or carried.binding(event, opened)):
             continue
         if event.id not in stated:
             failures.append(

@@ -110,6 +110,12 @@ def cached_event_items(event: Event) -> tuple[Item, ...]:
     return tuple(_event_items(event))
 
 
+def clear_caches() -> None:
+    """Forget every event and text extraction remembered: what a new process starts
+    with (benchmarks measure the work, not the cache)."""
+    cached_event_items.cache_clear()
+
+
 def _event_items(event: Event) -> list[Item]:
     scope = event.project or GLOBAL_SCOPE
     seen: set[str] = set()

@@ -31,14 +31,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memlineage.meaning import extract
+from memlineage.meaning.extract.sentiment import stance_score, vader
 from memlineage.meaning.values import canonical
 from memlineage.model import EVENT_KINDS, Event, Item
-
-if TYPE_CHECKING:
-    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 OPPOSITE_POLARITY = "opposite-polarity"
 OTHER_VALUE = "other-value"
@@ -60,15 +58,6 @@ _PERIOD = re.compile(
     r"|\b(?P<lastmonth>last month)\b|\b(?P<year>this year)\b",
     re.IGNORECASE,
 )
-
-
-@functools.cache
-def _sentiment() -> SentimentIntensityAnalyzer:
-    """VADER, imported and loaded (its lexicon) on the first clause that needs a stance:
-    a process that never compares clauses never pays for it."""
-    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
-
-    return SentimentIntensityAnalyzer()
 
 
 @dataclass(frozen=True)
@@ -200,7 +189,7 @@ def _keyed(
 
 
 def _stance(clause: str, polarity: bool) -> int:
-    compound = float(_sentiment().polarity_scores(clause)["compound"])
+    compound = stance_score(clause)
     if compound > 0:
         return 1
     if compound < 0:
@@ -213,7 +202,7 @@ _FILLERS = frozenset({"now", "anymore", "really", "actually", "still", "again", 
 
 
 def _topic(clause: str) -> str:
-    lexicon = _sentiment().lexicon
+    lexicon = vader().lexicon
     words = [w.strip('.,;:!?"()') for w in clause.replace("’", "'").split()]
     kept = [w for w in words if w not in lexicon and w not in _NEGATORS and w not in _FILLERS]
     return " ".join(w for w in kept if w)

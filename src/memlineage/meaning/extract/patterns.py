@@ -161,6 +161,18 @@ TIME_AMPM = re.compile(
 TIME_WORD = re.compile(r"\b(?P<w>noon|midday|midnight)\b", re.IGNORECASE)
 DATETIME_GAP = re.compile(r"\s*(?:,|at|@|,\s*at)?\s*$", re.IGNORECASE)
 DATETIME_GAP_LIMIT = 12
+# Cheap gates run before a family of patterns: each is a literal every match of the
+# family must contain, searched with the same flags, so a text the gate rejects
+# cannot match the family (most chat sentences hold no digit, no '@', no ':').
+#: every alternative of REL_DAY, REL_OFFSET, REL_PERIOD and REL_WEEKDAY holds one
+#: (the weekdays all end in 'day')
+RELATIVE_HINT = re.compile(r"day|week|month|year|tonight|tomorrow|eod", re.IGNORECASE)
+#: URL: 'http://', 'https://' or 'www.'
+URL_HINT = re.compile(r"://|www\.", re.IGNORECASE)
+#: SCOPE: a colon before a letter or '*', in either of its (ASCII) cases
+SCOPE_HINT = re.compile(r":[A-Za-z*]")
+#: TIME_WORD: noon, midday, midnight
+TIME_WORD_HINT = re.compile(r"noon|mid", re.IGNORECASE)
 WORD_NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
@@ -197,6 +209,8 @@ LIMIT_IDIOMS = re.compile(
 )
 NO_LONGER = re.compile(r"\bno\s+longer\b|\bnot\s+anymore\b", re.IGNORECASE)
 INTERJECTION_NO = re.compile(r"\s*no\s*[,!.]", re.IGNORECASE)
+#: LIMIT_IDIOMS, NO_LONGER and INTERJECTION_NO all hold 'no' (same flags): a gate
+NO_HINT = re.compile(r"no", re.IGNORECASE)
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 NEGATORS = frozenset(
     {"not", "no", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor",

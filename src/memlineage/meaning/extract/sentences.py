@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from memlineage.meaning.extract.patterns import (
     ABBREVIATION,
     CLAUSE,
+    DIGIT,
     INTERJECTION_NO,
     ISO_DAY,
     LIMIT_IDIOMS,
@@ -23,6 +24,7 @@ from memlineage.meaning.extract.patterns import (
     NEEDS_TO,
     NEG_IMPLICATIVE,
     NEGATORS,
+    NO_HINT,
     NO_LONGER,
     SCOPE_DENIERS,
     SENTENCE,
@@ -35,6 +37,8 @@ from memlineage.model import FactValue
 
 #: an item found in a sentence: kind, key, value, unit, polarity, verbatim clause
 Found = tuple[str, str, FactValue, str | None, bool, str]
+#: a word (WORD) of a sentence: start, end, as written, case-folded with straight apostrophes
+Token = tuple[int, int, str, str]
 
 
 @dataclass
@@ -88,6 +92,11 @@ class Sentence:
         self.starts = [s.start for s in self.spans]
 
     @functools.cached_property
+    def has_digit(self) -> bool:
+        """Every number, amount, account and all but a few dates and ids need a digit."""
+        return DIGIT.search(self.text) is not None
+
+    @functools.cached_property
     def clauses(self) -> list[tuple[int, int]]:
         return _clauses(self.text)
 
@@ -95,6 +104,24 @@ class Sentence:
         clauses = self.clauses
         at = bisect.bisect_right(clauses, (offset, len(self.text) + 1)) - 1
         return clauses[at] if at >= 0 else (0, len(self.text))
+
+    @functools.cached_property
+    def tokens(self) -> list[Token]:
+        """The sentence's words, read once for all its clauses."""
+        return [
+            (m.start(), m.end(), m.group(), m.group().casefold().replace("’", "'"))
+            for m in WORD.finditer(self.text)
+        ]
+
+    @functools.cached_property
+    def token_starts(self) -> list[int]:
+        return [t[0] for t in self.tokens]
+
+    def tokens_in(self, start: int, end: int) -> list[Token]:
+        """The words of a clause: exactly those WORD finds in ``text[start:end]``, since a
+        clause begins after and ends before whitespace, ';' or ',', which no word holds."""
+        starts = self.token_starts
+        return self.tokens[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, end)]
 
     @functools.cached_property
     def verbatim_clauses(self) -> dict[int, str]:
@@ -135,7 +162,10 @@ class Sentence:
     @functools.cached_property
     def negation_marks(self) -> dict[int, list[int]]:
         """Per clause start: end offsets of each negation in that clause (one pass)."""
-        return {start: _negation_marks(self.text, start, end) for start, end in self.clauses}
+        return {
+            start: _negation_marks(self.text, start, end, self.tokens_in(start, end))
+            for start, end in self.clauses
+        }
 
     @functools.cached_property
     def denial_marks(self) -> dict[int, list[int]]:
@@ -235,34 +265,38 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in bounds if text[a:b].strip()]
 
 
-def _negation_marks(text: str, start: int, end: int) -> list[int]:
-    """End offsets of the negations in ``text[start:end]``, in order.
+def _negation_marks(text: str, start: int, end: int, tokens: list[Token]) -> list[int]:
+    """End offsets of the negations in ``text[start:end]`` (whose words are ``tokens``),
+    in order.
 
     Limit idioms ('no more than'), 'not only', 'no matter' and an opening 'No,'
     are not negations; 'no longer' and 'not anymore' count once.
     """
-    masked = [(m.start(), m.end()) for m in LIMIT_IDIOMS.finditer(text, start, end)]
-    marks = []
-    for m in NO_LONGER.finditer(text, start, end):
-        masked.append((m.start(), m.end()))
-        marks.append(m.end())
-    interjection = INTERJECTION_NO.match(text, start, end)
-    if interjection:
-        masked.append((interjection.start(), interjection.end()))
-    masked.sort()
-    words = [m for m in WORD.finditer(text, start, end) if not _inside(masked, m.start())]
-    for i, match in enumerate(words):
-        word = match.group().casefold().replace("’", "'")
-        if _is_negation(word, words[i + 1].group().casefold() if i + 1 < len(words) else ""):
-            marks.append(match.end())
+    masked: list[tuple[int, int]] = []
+    marks: list[int] = []
+    if NO_HINT.search(text, start, end) is not None:  # else none of the three can match
+        masked = [(m.start(), m.end()) for m in LIMIT_IDIOMS.finditer(text, start, end)]
+        for m in NO_LONGER.finditer(text, start, end):
+            masked.append((m.start(), m.end()))
+            marks.append(m.end())
+        interjection = INTERJECTION_NO.match(text, start, end)
+        if interjection:
+            masked.append((interjection.start(), interjection.end()))
+        masked.sort()
+    words = [t for t in tokens if not _inside(masked, t[0])] if masked else tokens
+    for i, (_, stop, _, word) in enumerate(words):
+        if _is_negation(word, words, i):
+            marks.append(stop)
     return sorted(marks)
 
 
-def _is_negation(word: str, following: str) -> bool:
+def _is_negation(word: str, words: list[Token], i: int) -> bool:
     if word in NEGATORS or word.endswith("n't"):
         return True
+    if word not in NEG_IMPLICATIVE:
+        return False
     # 'fails to reply' negates 'reply'; 'the request failed' negates nothing
-    return word in NEG_IMPLICATIVE and (word not in NEEDS_TO or following == "to")
+    return word not in NEEDS_TO or (i + 1 < len(words) and words[i + 1][3] == "to")
 
 
 def _inside(intervals: list[tuple[int, int]], offset: int) -> bool:

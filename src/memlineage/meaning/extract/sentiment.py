@@ -7,9 +7,10 @@ predicate's valence in the VADER lexicon gives the preference's polarity.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
+from typing import TYPE_CHECKING
 
 from memlineage.meaning.extract.patterns import (
     BE,
@@ -22,8 +23,11 @@ from memlineage.meaning.extract.patterns import (
     STOPWORDS,
     SUBJECT_BE,
     SUBJECTS,
-    WORD,
 )
+from memlineage.meaning.extract.sentences import Token
+
+if TYPE_CHECKING:
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 # attitude verbs the VADER lexicon lacks (checked: no entry for them or their inflections)
 _LEXICON_SUPPLEMENT: dict[str, float] = {"detest": -2.5}
@@ -58,6 +62,25 @@ def sentiment_lexicon() -> dict[str, float]:
     return lexicon
 
 
+@functools.cache
+def vader() -> SentimentIntensityAnalyzer:
+    """VADER's analyser, imported and loaded (its lexicon) on the first clause that needs
+    a stance: a process that never compares clauses never pays for it."""
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    return SentimentIntensityAnalyzer()
+
+
+#: clause values whose VADER score is remembered: short clauses ('i love it') recur
+STANCE_CACHE_SIZE = 1 << 14
+
+
+@functools.lru_cache(maxsize=STANCE_CACHE_SIZE)
+def stance_score(clause: str) -> float:
+    """VADER's compound score of a clause (-1..1), computed once per distinct text."""
+    return float(vader().polarity_scores(clause)["compound"])
+
+
 def _valence(word: str) -> float | None:
     """The valence of an attitude verb or adjective, its 3rd-person form included."""
     if word in PAST_FORMS or word.endswith(("ed", "ing")):
@@ -85,8 +108,8 @@ def _base_forms(word: str) -> Iterator[str]:
     yield word[:-1]
 
 
-def attitude(clause: str) -> Predicate | None:
-    """The attitude predicate of a clause, if its subject holds one.
+def attitude(tokens: Sequence[Token]) -> Predicate | None:
+    """The attitude predicate of a clause (its words), if its subject holds one.
 
     'I detest olives', 'Sam loves jazz', 'My wife hates cilantro', "I can't stand
     noise", "I'm allergic to shellfish", 'We are fond of hiking': the word after a
@@ -95,27 +118,37 @@ def attitude(clause: str) -> Predicate | None:
     'of'/'to'. Past forms ('I lost my keys') and words that are not attitudes
     ('I hurt my knee') are skipped.
     """
-    tokens = [(m.group(), m.group().casefold().replace("’", "'")) for m in WORD.finditer(clause)]
-    for i, (_, word) in enumerate(tokens):
+    words = [(t[2], t[3]) for t in tokens]
+    for i in _subject_positions(words):
+        word = words[i][1]
         subject_be = word in SUBJECT_BE
-        if not (subject_be or _is_subject(tokens, i)):
-            continue
         j = i + 1
-        while j < len(tokens) and tokens[j][1] in PRE_VERB:
+        while j < len(words) and words[j][1] in PRE_VERB:
             j += 1
-        if j >= len(tokens):
+        if j >= len(words):
             return None
-        if subject_be or tokens[j][1] in BE:
-            found = _adjective(tokens, j if subject_be else j + 1)
-        elif word in PLAIN_SUBJECTS or _third_person(tokens[j][1]):
+        if subject_be or words[j][1] in BE:
+            found = _adjective(words, j if subject_be else j + 1)
+        elif word in PLAIN_SUBJECTS or _third_person(words[j][1]):
             # 'Sam loves', 'my wife hates': a singular subject's verb ends in -s, which
             # keeps imperatives ('Call support') and nouns ('Our team has') out
-            found = _verb(tokens, j)
+            found = _verb(words, j)
         else:
             found = None
         if found is not None:
             return found
     return None
+
+
+_SUBJECT_WORDS = SUBJECTS | SUBJECT_BE
+
+
+def _subject_positions(tokens: list[tuple[str, str]]) -> Iterator[int]:
+    """Where a subject stands, in order: a pronoun or "I'm" anywhere, a name or
+    'my wife' only first (the set lookup spares a call per word)."""
+    for i, (_, word) in enumerate(tokens):
+        if word in _SUBJECT_WORDS or (i < 2 and _is_subject(tokens, i)):
+            yield i
 
 
 def _is_subject(tokens: list[tuple[str, str]], i: int) -> bool:

@@ -16,7 +16,9 @@ from memlineage.meaning.extract.patterns import (
     BE_PAST,
     BEFORE_REQUIRED,
     CONSTRAINT,
+    CONSTRAINT_HINTS,
     DECISION,
+    DECISION_HINTS,
     DIGIT,
     EXCLAIM,
     FEELINGS,
@@ -31,11 +33,13 @@ from memlineage.meaning.extract.patterns import (
     PASSIVE_AUX,
     PAST_FORMS,
     PREFERENCE,
+    PREFERENCE_HINTS,
     STOPWORDS,
     TEMPORAL_LIMIT,
     TITLE_CASE,
     TRIGGER_WORDS,
     WORD,
+    holds_any,
 )
 from memlineage.meaning.extract.sentences import Found, Sentence
 from memlineage.meaning.extract.sentiment import Predicate, attitude
@@ -56,9 +60,9 @@ def _clause_kind(
         return "constraint"
     if negations:
         return "negation"
-    if predicate is not None or PREFERENCE.search(clause):
+    if predicate is not None or (holds_any(clause, PREFERENCE_HINTS) and PREFERENCE.search(clause)):
         return "preference"
-    if DECISION.search(clause):
+    if holds_any(clause, DECISION_HINTS) and DECISION.search(clause):
         return "decision"
     return None
 
@@ -114,8 +118,11 @@ def _states_a_rule(clause: str, sentence: Sentence, start: int, end: int) -> boo
 
     Most clauses hold no keyword at all, so the senses are read only when one is there.
     """
-    return bool(CONSTRAINT.search(clause)) and bool(
-        CONSTRAINT.search(_rule_text(sentence, start, end))
+    may_hold = holds_any(clause, CONSTRAINT_HINTS) or DIGIT.search(clause) is not None
+    return (
+        may_hold
+        and bool(CONSTRAINT.search(clause))
+        and bool(CONSTRAINT.search(_rule_text(sentence, start, end)))
     )
 
 

@@ -21,9 +21,12 @@ from memlineage.meaning.extract.patterns import (
     GAP_LIMIT,
     GAP_PUNCT,
     MAX_SENTENCE_CHARS,
+    OPEN_HINTS,
     OPEN_MARKERS,
     VALUE_VERBS,
     WORD,
+    folded,
+    holds_any,
 )
 from memlineage.meaning.extract.recognisers import recognised
 from memlineage.meaning.extract.sentences import (
@@ -186,7 +189,11 @@ def expected_open_items(events: Sequence[Event]) -> tuple[str, ...]:
 
 
 def is_open_item(event: Event) -> bool:
-    return event.kind == "task" or OPEN_MARKERS.search(event.text) is not None
+    if event.kind == "task":
+        return True
+    # the markers' pattern is slow to scan; most texts hold none of its words
+    may_be_open = holds_any(folded(event.text), OPEN_HINTS)
+    return may_be_open and OPEN_MARKERS.search(event.text) is not None
 
 
 def item_id(

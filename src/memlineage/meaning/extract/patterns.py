@@ -161,18 +161,18 @@ TIME_AMPM = re.compile(
 TIME_WORD = re.compile(r"\b(?P<w>noon|midday|midnight)\b", re.IGNORECASE)
 DATETIME_GAP = re.compile(r"\s*(?:,|at|@|,\s*at)?\s*$", re.IGNORECASE)
 DATETIME_GAP_LIMIT = 12
-# Cheap gates run before a family of patterns: each is a literal every match of the
-# family must contain, searched with the same flags, so a text the gate rejects
-# cannot match the family (most chat sentences hold no digit, no '@', no ':').
-#: every alternative of REL_DAY, REL_OFFSET, REL_PERIOD and REL_WEEKDAY holds one
-#: (the weekdays all end in 'day')
-RELATIVE_HINT = re.compile(r"day|week|month|year|tonight|tomorrow|eod", re.IGNORECASE)
+# Gates, checked before a family of patterns is scanned: literals every match of the
+# family holds (in ``folded`` text for an IGNORECASE family), so a text that holds none
+# of them cannot match it, and the gate (a few substring tests) is much cheaper than the
+# scan. Most chat sentences hold no digit, no '@', no ':' and none of these words.
+#: REL_DAY, REL_OFFSET, REL_PERIOD and REL_WEEKDAY (every weekday ends in 'day')
+RELATIVE_HINTS = ("day", "week", "month", "year", "tonight", "tomorrow", "eod")
 #: URL: 'http://', 'https://' or 'www.'
-URL_HINT = re.compile(r"://|www\.", re.IGNORECASE)
+URL_HINTS = ("://", "www.")
+#: TIME_WORD: noon, midday, midnight
+TIME_WORD_HINTS = ("noon", "mid")
 #: SCOPE: a colon before a letter or '*', in either of its (ASCII) cases
 SCOPE_HINT = re.compile(r":[A-Za-z*]")
-#: TIME_WORD: noon, midday, midnight
-TIME_WORD_HINT = re.compile(r"noon|mid", re.IGNORECASE)
 WORD_NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
@@ -209,8 +209,8 @@ LIMIT_IDIOMS = re.compile(
 )
 NO_LONGER = re.compile(r"\bno\s+longer\b|\bnot\s+anymore\b", re.IGNORECASE)
 INTERJECTION_NO = re.compile(r"\s*no\s*[,!.]", re.IGNORECASE)
-#: LIMIT_IDIOMS, NO_LONGER and INTERJECTION_NO all hold 'no' (same flags): a gate
-NO_HINT = re.compile(r"no", re.IGNORECASE)
+#: LIMIT_IDIOMS, NO_LONGER and INTERJECTION_NO all hold 'no' (as ``folded`` reads a text)
+NO_HINT = "no"
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 NEGATORS = frozenset(
     {"not", "no", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor",
@@ -239,6 +239,13 @@ CONSTRAINT = re.compile(
     r"|\b(?:under|over|below|above|within|less\s+than|more\s+than|fewer\s+than|up\s+to|exceeds?)"
     r"\s+[$€£¥]?\d"
 )
+#: every alternative of CONSTRAINT but those that end in a digit holds one of these
+#: (CONSTRAINT reads case-folded clauses, so the gate reads the same text)
+CONSTRAINT_HINTS = (
+    "must", "shall", "shan't", "should", "ought", "always", "only", "most", "least", "than",
+    "exceed", "max", "minimum", "limit", "capped", "require", "mandatory", "forbidden",
+    "prohibited", "allowed", "permitted", "may", "have", "has", "need", "deadline",
+)  # fmt: skip
 IMPERATIVE = re.compile(r"^(?:please\s+)?(?:never|don't|do\s+not|don’t)\b")
 TEMPORAL_LIMIT = re.compile(
     r"\b(?P<word>before|after|by|until|till|no\s+later\s+than|no\s+earlier\s+than"
@@ -250,10 +257,24 @@ PREFERENCE = re.compile(
     r"|wish(?:es)?|likes|loves|hates|enjoys)\b"
     r"|\b(?:i|we|you|they|he|she|really|also|still)\s+(?:like|love|hate|enjoy)\b"
 )
+#: every alternative of PREFERENCE holds one of these
+PREFERENCE_HINTS = (
+    "prefer", "favorite", "favourite", "rather", "want", "wish", "like", "love", "hate", "enjoy",
+)  # fmt: skip
+#: every alternative of DECISION holds one of these
+DECISION_HINTS = (
+    "decide", "decision", "agreed", "chose", "choose", "going", "settled", "use", "switch",
+    "approved", "selected", "picked", "opted",
+)  # fmt: skip
 DECISION = re.compile(
     r"\b(?:decided|decide|decides|decision|agreed|chose|chosen|choose|going\s+with|settled\s+on"
     r"|will\s+use|we'll\s+use|switch(?:ed)?\s+to|approved|selected|picked|opted)\b"
 )
+#: every alternative of OPEN_MARKERS holds one of these, as ``folded`` reads a text
+OPEN_HINTS = (
+    "todo", "tbd", "fixme", "to-do", "still", "question", "follow", "action", "pending", "yet",
+    "remind", "done", "finished", "resolved", "decided", "outstanding",
+)  # fmt: skip
 OPEN_MARKERS = re.compile(
     r"\b(?:TODO|TBD|FIXME)\b|\bto-?do:|\bstill\s+(?:need|needs|have|has)\s+to\b|\bopen\s+question"
     r"|\bfollow[\s-]?up\b|\baction\s+item|\bpending\b|\byet\s+to\b"
@@ -264,6 +285,25 @@ OPEN_MARKERS = re.compile(
     r"|\bnot\s+(?:yet\s+)?(?:done|finished|resolved|decided)\b|\bunresolved\b|\boutstanding\b",
     re.IGNORECASE,
 )
+
+
+def folded(text: str) -> str:
+    """``text`` as literal gates read it: case-folded, 'İ' and 'ı' read as 'i'.
+
+    An IGNORECASE pattern matches a character to a lower-case ASCII letter only when
+    the character's casefold() is that letter, save for these two, so a lower-case
+    literal that every match of such a pattern holds is a substring of ``folded(text)``
+    wherever the pattern matches ``text``: a text without it cannot match.
+    """
+    return text.replace("İ", "i").replace("ı", "i").casefold()
+
+
+def holds_any(text: str, literals: Iterable[str]) -> bool:
+    """Whether ``text`` holds one of ``literals`` (a loop: any() of a generator is slower)."""
+    for literal in literals:  # noqa: SIM110
+        if literal in text:
+            return True
+    return False
 
 
 def _words(text: str) -> frozenset[str]:

@@ -40,7 +40,7 @@ from memlineage.meaning.extract.patterns import (
     REL_OFFSET,
     REL_PERIOD,
     REL_WEEKDAY,
-    RELATIVE_HINT,
+    RELATIVE_HINTS,
     SCALES,
     SCOPE,
     SCOPE_HINT,
@@ -51,17 +51,18 @@ from memlineage.meaning.extract.patterns import (
     TIME,
     TIME_AMPM,
     TIME_WORD,
-    TIME_WORD_HINT,
+    TIME_WORD_HINTS,
     UNIT_AT,
     UNIT_WINDOW,
     URL,
-    URL_HINT,
+    URL_HINTS,
     UUID,
     VERSION,
     WEEKDAY_TARGET,
     WEEKDAYS,
     WORD,
     WORD_NUMBERS,
+    holds_any,
 )
 from memlineage.meaning.extract.sentences import Sentence, Span, split_sentences, verbatim
 from memlineage.meaning.values import (
@@ -104,7 +105,7 @@ def text_values(text: str) -> list[tuple[FactValue, str | None, str]]:
 def _ids(sentence: Sentence, today: date | None) -> None:
     text = sentence.text
     for pattern, subtype, possible in (
-        (URL, "url", URL_HINT.search(text) is not None),
+        (URL, "url", holds_any(sentence.folded, URL_HINTS)),
         (EMAIL, "email", "@" in text),
         (UUID, "uuid", "-" in text),  # 8-4-4-4-12 hex digits, maybe letters only
     ):
@@ -154,7 +155,7 @@ def _normalize_id(value: str, subtype: str) -> str:
 
 
 def _scopes(sentence: Sentence, today: date | None) -> None:
-    if SCOPE_HINT.search(sentence.text) is None:
+    if ":" not in sentence.text or SCOPE_HINT.search(sentence.text) is None:
         return
     for m in SCOPE.finditer(sentence.text):
         if (m["res"] or m["upper"]).casefold() in NOT_SCOPES:
@@ -178,7 +179,7 @@ def _iso_dates(sentence: Sentence, today: date | None) -> None:
 def _dates(sentence: Sentence, today: date | None) -> None:
     if sentence.has_digit:
         _absolute_dates(sentence, today)
-    if today is not None and RELATIVE_HINT.search(sentence.text) is not None:
+    if today is not None and holds_any(sentence.folded, RELATIVE_HINTS):
         _relative_dates(sentence, today)
 
 
@@ -287,7 +288,7 @@ def _period(today: date, which: str | None, period: str | None, end: str | None)
 def _times(sentence: Sentence, today: date | None) -> None:
     text = sentence.text
     found = _clock_times(text) if sentence.has_digit else []
-    if TIME_WORD_HINT.search(text) is not None:
+    if holds_any(sentence.folded, TIME_WORD_HINTS):
         for m in TIME_WORD.finditer(text):
             value = "00:00" if m["w"].lower() == "midnight" else "12:00"
             found.append(Span(m.start(), m.end(), "date", value))

@@ -9,9 +9,10 @@ polarity read them.
 from __future__ import annotations
 
 import bisect
-import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from memlineage.meaning.extract.patterns import (
     ABBREVIATION,
@@ -32,6 +33,7 @@ from memlineage.meaning.extract.patterns import (
     STOPWORDS,
     TRIGGER_WORDS,
     WORD,
+    folded,
 )
 from memlineage.model import FactValue
 
@@ -50,6 +52,24 @@ class Span:
     unit: str | None = None
     subtype: str = ""
     noun: str = ""
+
+
+_T = TypeVar("_T")
+
+
+class _lazy(Generic[_T]):
+    """``functools.cached_property`` without its lock: Python 3.11 takes one on each
+    first read, which cost more than most of these values. A Sentence is read by the
+    one thread that made it."""
+
+    def __init__(self, compute: Callable[[Any], _T]) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+
+    def __get__(self, sentence: Any, owner: type | None = None) -> _T:
+        value = self.compute(sentence)
+        sentence.__dict__[self.name] = value  # later reads find it there, not here
+        return value
 
 
 @dataclass(eq=False)
@@ -91,12 +111,17 @@ class Sentence:
         self.spans.sort(key=lambda s: s.start)
         self.starts = [s.start for s in self.spans]
 
-    @functools.cached_property
+    @_lazy
+    def folded(self) -> str:
+        """The text as literal gates read it (``patterns.folded``)."""
+        return folded(self.text)
+
+    @_lazy
     def has_digit(self) -> bool:
         """Every number, amount, account and all but a few dates and ids need a digit."""
         return DIGIT.search(self.text) is not None
 
-    @functools.cached_property
+    @_lazy
     def clauses(self) -> list[tuple[int, int]]:
         return _clauses(self.text)
 
@@ -105,15 +130,21 @@ class Sentence:
         at = bisect.bisect_right(clauses, (offset, len(self.text) + 1)) - 1
         return clauses[at] if at >= 0 else (0, len(self.text))
 
-    @functools.cached_property
+    @_lazy
     def tokens(self) -> list[Token]:
         """The sentence's words, read once for all its clauses."""
-        return [
-            (m.start(), m.end(), m.group(), m.group().casefold().replace("’", "'"))
-            for m in WORD.finditer(self.text)
-        ]
+        text = self.text
+        low = text.casefold().replace("’", "'")
+        if len(low) != len(text):  # 'ß' -> 'ss': offsets differ, fold word by word
+            return [
+                (m.start(), m.end(), m.group(), m.group().casefold().replace("’", "'"))
+                for m in WORD.finditer(text)
+            ]
+        # casefold() maps each character on its own, so with no character folded
+        # into several the folded words stand at the same offsets
+        return [(a, b, text[a:b], low[a:b]) for a, b in (m.span() for m in WORD.finditer(text))]
 
-    @functools.cached_property
+    @_lazy
     def token_starts(self) -> list[int]:
         return [t[0] for t in self.tokens]
 
@@ -123,7 +154,7 @@ class Sentence:
         starts = self.token_starts
         return self.tokens[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, end)]
 
-    @functools.cached_property
+    @_lazy
     def verbatim_clauses(self) -> dict[int, str]:
         """Per clause start: the clause as written (whitespace collapsed), built once."""
         return {start: verbatim(self.text[start:end]) for start, end in self.clauses}
@@ -142,7 +173,7 @@ class Sentence:
         """How many spans start in [start, end)."""
         return bisect.bisect_left(self.starts, end) - bisect.bisect_left(self.starts, start)
 
-    @functools.cached_property
+    @_lazy
     def anchor_words(self) -> tuple[list[int], list[str]]:
         """Start offsets and words that may name what a value is *of*, in one pass.
 
@@ -159,15 +190,16 @@ class Sentence:
                 words.append(word)
         return starts, words
 
-    @functools.cached_property
+    @_lazy
     def negation_marks(self) -> dict[int, list[int]]:
         """Per clause start: end offsets of each negation in that clause (one pass)."""
+        maybe_no = NO_HINT in self.folded
         return {
-            start: _negation_marks(self.text, start, end, self.tokens_in(start, end))
+            start: _negation_marks(self.text, start, end, self.tokens_in(start, end), maybe_no)
             for start, end in self.clauses
         }
 
-    @functools.cached_property
+    @_lazy
     def denial_marks(self) -> dict[int, list[int]]:
         """Per clause start: end offsets of negations and deny verbs ('revoke')."""
         marks: dict[int, list[int]] = {}
@@ -265,16 +297,18 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in bounds if text[a:b].strip()]
 
 
-def _negation_marks(text: str, start: int, end: int, tokens: list[Token]) -> list[int]:
+def _negation_marks(
+    text: str, start: int, end: int, tokens: list[Token], maybe_no: bool = True
+) -> list[int]:
     """End offsets of the negations in ``text[start:end]`` (whose words are ``tokens``),
-    in order.
+    in order; ``maybe_no``: False when the sentence holds no 'no' (NO_HINT).
 
     Limit idioms ('no more than'), 'not only', 'no matter' and an opening 'No,'
     are not negations; 'no longer' and 'not anymore' count once.
     """
     masked: list[tuple[int, int]] = []
     marks: list[int] = []
-    if NO_HINT.search(text, start, end) is not None:  # else none of the three can match
+    if maybe_no:  # else none of the three can match
         masked = [(m.start(), m.end()) for m in LIMIT_IDIOMS.finditer(text, start, end)]
         for m in NO_LONGER.finditer(text, start, end):
             masked.append((m.start(), m.end()))

@@ -58,7 +58,6 @@ def _words(text: str) -> frozenset[str]:
 #: a chat line that names its speaker first: "Caroline: ..."
 SPEAKER_PREFIX = re.compile(r"^\s*[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}:\s+")
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
-_APOSTROPHE = str.maketrans({"’": "'"})
 
 # Imperatives that open a sentence. ``always`` and ``only`` need a verb after them
 # ("Always cc Anna", not "Always a pleasure"), checked by _NOT_A_VERB.
@@ -188,7 +187,7 @@ _RULE_MODAL = re.compile(r"\b(?:must|may|cannot|can't|shouldn't|should not|shoul
 
 def _rule_clause(clause: str) -> bool:
     """An extracted constraint that states a rule (not "always" alone, a guess or advice)."""
-    text = SPEAKER_PREFIX.sub("", clause, count=1).translate(_APOSTROPHE).strip()
+    text = SPEAKER_PREFIX.sub("", clause, count=1).replace("’", "'").strip()
     if not text or text.endswith("?") or _IDIOMS.search(text):
         return False
     if _HABIT_ONLY.search(text) and not _OBLIGATION.search(text):
@@ -231,7 +230,7 @@ def binding_reasons(
         found.add(OPEN)
     if event.kind == "preference":
         found.add(PREFERENCE)  # the writer said so
-    text = SPEAKER_PREFIX.sub("", event.text, count=1).translate(_APOSTROPHE)
+    text = SPEAKER_PREFIX.sub("", event.text, count=1).replace("’", "'")
     not_now = holds_any(folded(text), _NOT_NOW_HINTS) and _NOT_NOW.search(text) is not None
     for sentence in split_sentences(_QUOTED.sub('""', text)):
         found.update(sentence_reasons(sentence, not_now=not_now, chat=chat))
@@ -318,11 +317,17 @@ _FIRST_WORD = re.compile(r"(?:please\s+)?([A-Za-z]+)\b(?!['’])")  # not "Store
 def _is_instruction(sentence: str) -> bool:
     # A condition first ("If I'm travelling, skip that week.") leaves the instruction after it.
     head = _CONDITION.sub("", sentence)
-    if _IDIOMS.search(head):
-        return False
+    # The opening is read first (two anchored matches): most sentences open with none,
+    # and the idioms and a word to the listener can only veto one (two slower searches).
+    return (
+        _opens_with_instruction(head)
+        and not _IDIOMS.search(head)
+        and not _TO_THE_LISTENER.search(head)
+    )
+
+
+def _opens_with_instruction(head: str) -> bool:
     opening = _PROHIBITION.match(head)
-    if _TO_THE_LISTENER.search(head):
-        return False
     if opening is not None:
         word, following = opening.group("word"), opening.group("next").lower()
         past = following in _PAST_FORMS or following.endswith(("ed", "ing"))

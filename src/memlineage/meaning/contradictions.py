@@ -45,6 +45,7 @@ SET_VALUED = frozenset({"id", "scope"})
 # Identifier-like tokens (letters then digits: T-1, ORION-12, room42) the extractor's id
 # patterns may not take; enough to keep two named things apart.
 _ENTITY_TOKEN = re.compile(r"\b[A-Za-z]+[-_#]?\d+[A-Za-z0-9-]*\b")
+_DIGIT = re.compile(r"\d")
 _NEGATORS = frozenset({"not", "no", "never", "don't", "doesn't", "didn't", "longer", "anymore"})
 # A chat line names its speaker first ("Caroline: I love it!"); the name says who
 # spoke, not what about, so it is never part of a key or a topic.
@@ -113,10 +114,13 @@ def keyed_items(event: Event) -> list[KeyedItem]:
     """The items of ``event`` detection compares (conflict items are not the event's)."""
     scope = event.project or extract.GLOBAL_SCOPE
     items = extract.event_items(event)
+    if not items:
+        return []  # most chat lines: nothing to key, so no entities to name either
     # A value is about the entities its event names: "Ticket T-1 costs 5 EUR" and
     # "Ticket T-2 costs 7 EUR" are two tickets, not a changed price.
     named = {str(i.value) for i in items if i.kind == "id"}
-    named |= {m.group().upper() for m in _ENTITY_TOKEN.finditer(event.text)}
+    if _DIGIT.search(event.text):  # an entity token holds a digit
+        named |= {m.group().upper() for m in _ENTITY_TOKEN.finditer(event.text)}
     entities = ",".join(sorted(named))
     speaker = speaker_words(event)
     keyed = (_keyed(event, scope, item, entities, speaker) for item in items)

@@ -199,6 +199,12 @@ CLAUSE = re.compile(
     r"we|i|you|they|he|she|it)\b)",
     re.IGNORECASE,
 )
+#: CLAUSE splits at ';' or at a word between whitespace: in a text whose only whitespace is
+#: ' ' (no OTHER_SPACE), every split but ';' holds one of these, spaces included
+CLAUSE_HINTS = (
+    " but ", " however", " whereas ", " although ", " though ", " while ", " and ", " or ",
+)  # fmt: skip
+OTHER_SPACE = re.compile(r"[^\S ]")
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
 # negation, constraints, preferences, decisions (over case-folded clause text)

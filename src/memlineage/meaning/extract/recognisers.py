@@ -82,7 +82,7 @@ def recognised(text: str, today: date | None) -> Sentence:
     """The spans of a sentence; relative dates resolve against ``today``, the writer's
     local day (when known): nothing else of a stamp is read."""
     sentence = Sentence(text)
-    for recognise in _RECOGNISERS:
+    for recognise in _RECOGNISERS if sentence.has_digit else _WITHOUT_DIGITS:
         recognise(sentence, today)
     sentence.finish()
     return sentence
@@ -492,3 +492,6 @@ _RECOGNISERS = (
     _money,
     _numbers,
 )
+# In the same order, those that may find something in a sentence without a digit: the
+# others (accounts, paces and decimal commas, amounts, numbers) need one
+_WITHOUT_DIGITS = (_ids, _dates, _scopes, _times)

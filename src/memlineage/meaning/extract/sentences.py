@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 from memlineage.meaning.extract.patterns import (
     ABBREVIATION,
     CLAUSE,
+    CLAUSE_HINTS,
     DIGIT,
     INTERJECTION_NO,
     ISO_DAY,
@@ -27,6 +28,7 @@ from memlineage.meaning.extract.patterns import (
     NEGATORS,
     NO_HINT,
     NO_LONGER,
+    OTHER_SPACE,
     SCOPE_DENIERS,
     SENTENCE,
     SENTENCE_START,
@@ -34,6 +36,7 @@ from memlineage.meaning.extract.patterns import (
     TRIGGER_WORDS,
     WORD,
     folded,
+    holds_any,
 )
 from memlineage.model import FactValue
 
@@ -123,7 +126,7 @@ class Sentence:
 
     @_lazy
     def clauses(self) -> list[tuple[int, int]]:
-        return _clauses(self.text)
+        return _clauses(self.text, self.folded)
 
     def clause_of(self, offset: int) -> tuple[int, int]:
         clauses = self.clauses
@@ -287,14 +290,21 @@ def split_sentences(text: str) -> list[str]:
     return [text[start:end] for start, end in sentence_spans(text)]
 
 
-def _clauses(text: str) -> list[tuple[int, int]]:
+def _clauses(text: str, folded_text: str) -> list[tuple[int, int]]:
     bounds: list[tuple[int, int]] = []
     start = 0
-    for match in CLAUSE.finditer(text):
+    for match in CLAUSE.finditer(text) if _may_split(text, folded_text) else ():
         bounds.append((start, match.start()))
         start = match.end()
     bounds.append((start, len(text)))
     return [(a, b) for a, b in bounds if text[a:b].strip()]
+
+
+def _may_split(text: str, folded_text: str) -> bool:
+    """Whether CLAUSE may match: most sentences hold none of its splits (see CLAUSE_HINTS)."""
+    return (
+        ";" in text or OTHER_SPACE.search(text) is not None or holds_any(folded_text, CLAUSE_HINTS)
+    )
 
 
 def _negation_marks(
@@ -319,9 +329,13 @@ def _negation_marks(
         masked.sort()
     words = [t for t in tokens if not _inside(masked, t[0])] if masked else tokens
     for i, (_, stop, _, word) in enumerate(words):
-        if _is_negation(word, words, i):
+        if (word in _NEGATION_WORDS or word.endswith("n't")) and _is_negation(word, words, i):
             marks.append(stop)
     return sorted(marks)
+
+
+#: every word _is_negation may take, but those ending in "n't" (the set spares a call a word)
+_NEGATION_WORDS = NEGATORS | NEG_IMPLICATIVE
 
 
 def _is_negation(word: str, words: list[Token], i: int) -> bool:

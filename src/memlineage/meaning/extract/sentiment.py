@@ -7,6 +7,7 @@ predicate's valence in the VADER lexicon gives the preference's polarity.
 from __future__ import annotations
 
 import functools
+import string
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
@@ -78,7 +79,26 @@ STANCE_CACHE_SIZE = 1 << 14
 @functools.lru_cache(maxsize=STANCE_CACHE_SIZE)
 def stance_score(clause: str) -> float:
     """VADER's compound score of a clause (-1..1), computed once per distinct text."""
+    if _no_valence(clause):
+        return 0.0
     return float(vader().polarity_scores(clause)["compound"])
+
+
+def _no_valence(text: str) -> bool:
+    """Whether VADER's score of ``text`` is 0 without running it: only a word in its
+    lexicon has a valence (its other rules scale valences: boosters, negations, 'but',
+    capitals, punctuation), and only a non-ASCII character can be an emoji it reads
+    as words. Its words are as it splits them: at whitespace, then punctuation stripped
+    unless that leaves two characters or fewer."""
+    if not text.isascii():
+        return False
+    lexicon = vader().lexicon
+    for token in text.split():
+        stripped = token.strip(string.punctuation)
+        word = token if len(stripped) <= 2 else stripped
+        if word.lower() in lexicon:
+            return False
+    return True
 
 
 def _valence(word: str) -> float | None:
@@ -119,7 +139,7 @@ def attitude(tokens: Sequence[Token]) -> Predicate | None:
     ('I hurt my knee') are skipped.
     """
     words = [(t[2], t[3]) for t in tokens]
-    for i in _subject_positions(words):
+    for i in _subject_positions(tokens):
         word = words[i][1]
         subject_be = word in SUBJECT_BE
         j = i + 1
@@ -143,20 +163,23 @@ def attitude(tokens: Sequence[Token]) -> Predicate | None:
 _SUBJECT_WORDS = SUBJECTS | SUBJECT_BE
 
 
-def _subject_positions(tokens: list[tuple[str, str]]) -> Iterator[int]:
+def _subject_positions(tokens: Sequence[Token]) -> list[int]:
     """Where a subject stands, in order: a pronoun or "I'm" anywhere, a name or
     'my wife' only first (the set lookup spares a call per word)."""
-    for i, (_, word) in enumerate(tokens):
-        if word in _SUBJECT_WORDS or (i < 2 and _is_subject(tokens, i)):
-            yield i
+    found = [i for i, t in enumerate(tokens) if t[3] in _SUBJECT_WORDS]
+    if tokens and 0 not in found and _is_subject(tokens, 0):
+        found.insert(0, 0)
+    if len(tokens) > 1 and 1 not in found and _is_subject(tokens, 1):
+        found.insert(1 if found and found[0] == 0 else 0, 1)
+    return found
 
 
-def _is_subject(tokens: list[tuple[str, str]], i: int) -> bool:
+def _is_subject(tokens: Sequence[Token], i: int) -> bool:
     """A pronoun anywhere; a name or 'my wife' only where a subject stands: first."""
-    raw, word = tokens[i]
+    raw, word = tokens[i][2], tokens[i][3]
     return (
         word in SUBJECTS
-        or (i == 1 and tokens[0][1] in POSSESSIVES)
+        or (i == 1 and tokens[0][3] in POSSESSIVES)
         # "Mei's friends are ...": a possessive names whose noun follows, not a subject
         or (i == 0 and raw[:1].isupper() and word not in STOPWORDS and not word.endswith("'s"))
     )

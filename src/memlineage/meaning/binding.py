@@ -116,8 +116,10 @@ _MODAL_RULE = re.compile(
 )
 
 #: every alternative of _MODAL_RULE holds one of these, as ``folded`` reads a sentence
+#: (its spaces are literal ones)
 _MODAL_HINTS = (
-    "may", "can", "must", "exceed", "allowed", "forbidden", "prohibited", "more than", "approval",
+    "nobody", "no one", "only", "must", "may", "exceed", "allowed", "forbidden", "prohibited",
+    "more than", "approval",
 )  # fmt: skip
 
 _I = r"(?:i|i'm|i am|i've|i have|we|we're|we are)"
@@ -134,10 +136,11 @@ _PREFERENCE = re.compile(
     r"|^(?:please\s+)?(?:call|address) me\b",
     re.IGNORECASE,
 )
-#: every alternative of _AVERSION holds one of these (its verbs and adjectives)
+#: every alternative of _AVERSION holds one of these (its spaces are literal ones:
+#: "can't have" and "cannot have" both hold "t have")
 _AVERSION_HINTS = (
-    "hate", "like", "detest", "loathe", "stand", "eat", "drink", "have", "avoid", "fan of",
-    "allergic", "intolerant", "vegan", "vegetarian", "gluten-free", "lactose",
+    "hate", "dislike", "detest", "loathe", "t stand", "t like", " eat", "drink", "t have",
+    "avoid", "fan of", "allergic", "intolerant", "vegan", "vegetarian", "gluten-free", "lactose",
 )  # fmt: skip
 #: every alternative of _PREFERENCE holds one of these
 _PREFERENCE_HINTS = ("prefer", "rather", "call", "address")

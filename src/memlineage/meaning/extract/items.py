@@ -33,6 +33,7 @@ from memlineage.meaning.extract.sentences import (
     Found,
     Sentence,
     Span,
+    cached_windows,
     sentence_windows,
     verbatim,
 )
@@ -132,6 +133,7 @@ def clear_caches() -> None:
     with (benchmarks measure the work, not the cache)."""
     cached_event_items.cache_clear()
     sentence_items.cache_clear()
+    cached_windows.cache_clear()
     _stamp_day.cache_clear()
     stance_score.cache_clear()
 

@@ -9,6 +9,7 @@ polarity read them.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -225,10 +226,24 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return [(start, end) for start, end, _, _ in sentence_windows(text)]
 
 
+#: texts whose sentence windows are remembered: a detection run splits each event's
+#: text twice (its items, then whether it binds); bounded like the other caches
+WINDOWS_CACHE_SIZE = 1 << 13
+
+
 def sentence_windows(text: str) -> list[tuple[int, int, bool, bool]]:
     """(start, end, cut before, cut after) per sentence. A sentence too long to read whole
     comes as windows cut at whitespace, so what is extracted from it stays bounded; the
     flags say on which side a window was cut out of its sentence."""
+    return list(cached_windows(text))
+
+
+@functools.lru_cache(maxsize=WINDOWS_CACHE_SIZE)
+def cached_windows(text: str) -> tuple[tuple[int, int, bool, bool], ...]:
+    return tuple(_sentence_windows(text))
+
+
+def _sentence_windows(text: str) -> list[tuple[int, int, bool, bool]]:
     found: list[tuple[int, int, bool, bool]] = []
     for start, end in _sentences(text):
         if end - start <= MAX_SENTENCE_CHARS:

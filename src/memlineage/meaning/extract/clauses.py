@@ -73,6 +73,8 @@ def _has_temporal_limit(sentence: Sentence, start: int, end: int) -> bool:
     'before'/'after' a date in a clause told in the past ('Theo moved to Berlin
     after March 2023') say when something happened, not a limit to keep.
     """
+    if not sentence.spans:
+        return False  # most sentences hold no value at all
     in_past: bool | None = None  # read once per clause, on the first 'before'/'after'
     for span in sentence.spans_in(start, end):
         if span.kind != "date":

@@ -88,12 +88,18 @@ class Sentence:
     text: str
     spans: list[Span] = field(default_factory=list)
     claimed: bytearray = field(init=False)
+    # read by every recogniser's gate, so computed at once
+    folded: str = field(init=False)  # the text as literal gates read it (patterns.folded)
+    #: every number, amount, account and all but a few dates and ids need a digit
+    has_digit: bool = field(init=False)
     # ISO-day date spans by their end offset: a time right after one joins it
     day_ends: dict[int, Span] = field(default_factory=dict)
     starts: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.claimed = bytearray(len(self.text))
+        self.folded = folded(self.text)
+        self.has_digit = DIGIT.search(self.text) is not None
 
     def free(self, start: int, end: int) -> bool:
         return self.claimed.find(1, start, end) == -1
@@ -116,16 +122,6 @@ class Sentence:
         self.starts = [s.start for s in self.spans]
 
     @_lazy
-    def folded(self) -> str:
-        """The text as literal gates read it (``patterns.folded``)."""
-        return folded(self.text)
-
-    @_lazy
-    def has_digit(self) -> bool:
-        """Every number, amount, account and all but a few dates and ids need a digit."""
-        return DIGIT.search(self.text) is not None
-
-    @_lazy
     def clauses(self) -> list[tuple[int, int]]:
         return _clauses(self.text, self.folded)
 
@@ -146,7 +142,8 @@ class Sentence:
             ]
         # casefold() maps each character on its own, so with no character folded
         # into several the folded words stand at the same offsets
-        return [(a, b, text[a:b], low[a:b]) for a, b in (m.span() for m in WORD.finditer(text))]
+        spans = [m.span() for m in WORD.finditer(text)]
+        return [(a, b, text[a:b], low[a:b]) for a, b in spans]
 
     @_lazy
     def token_starts(self) -> list[int]:
@@ -155,6 +152,8 @@ class Sentence:
     def tokens_in(self, start: int, end: int) -> list[Token]:
         """The words of a clause: exactly those WORD finds in ``text[start:end]``, since a
         clause begins after and ends before whitespace, ';' or ',', which no word holds."""
+        if start == 0 and end == len(self.text):
+            return self.tokens  # the whole sentence (most are one clause): no copy
         starts = self.token_starts
         return self.tokens[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, end)]
 

@@ -138,18 +138,18 @@ def attitude(tokens: Sequence[Token]) -> Predicate | None:
     'of'/'to'. Past forms ('I lost my keys') and words that are not attitudes
     ('I hurt my knee') are skipped.
     """
-    words = [(t[2], t[3]) for t in tokens]
+    words = [t[3] for t in tokens]
     for i in _subject_positions(tokens):
-        word = words[i][1]
+        word = words[i]
         subject_be = word in SUBJECT_BE
         j = i + 1
-        while j < len(words) and words[j][1] in PRE_VERB:
+        while j < len(words) and words[j] in PRE_VERB:
             j += 1
         if j >= len(words):
             return None
-        if subject_be or words[j][1] in BE:
+        if subject_be or words[j] in BE:
             found = _adjective(words, j if subject_be else j + 1)
-        elif word in PLAIN_SUBJECTS or _third_person(words[j][1]):
+        elif word in PLAIN_SUBJECTS or _third_person(words[j]):
             # 'Sam loves', 'my wife hates': a singular subject's verb ends in -s, which
             # keeps imperatives ('Call support') and nouns ('Our team has') out
             found = _verb(words, j)
@@ -189,19 +189,19 @@ def _third_person(word: str) -> bool:
     return word.endswith("s") and not word.endswith("ss")
 
 
-def _verb(tokens: list[tuple[str, str]], j: int) -> Predicate | None:
-    word = tokens[j][1]
-    if word in ("can't", "cannot") and j + 1 < len(tokens) and tokens[j + 1][1] == "stand":
+def _verb(words: list[str], j: int) -> Predicate | None:
+    word = words[j]
+    if word in ("can't", "cannot") and j + 1 < len(words) and words[j + 1] == "stand":
         valence = sentiment_lexicon().get("can't stand", -2.0)
         return Predicate(valence, frozenset({word, "stand"}), absorbed=1)
     found = _valence(word)
     return None if found is None else Predicate(found, frozenset({word}))
 
 
-def _adjective(tokens: list[tuple[str, str]], j: int) -> Predicate | None:
-    while j < len(tokens) and tokens[j][1] in DEGREE:
+def _adjective(words: list[str], j: int) -> Predicate | None:
+    while j < len(words) and words[j] in DEGREE:
         j += 1
-    if j + 1 >= len(tokens) or tokens[j + 1][1] not in ("of", "to"):
+    if j + 1 >= len(words) or words[j + 1] not in ("of", "to"):
         return None
-    valence = _valence(tokens[j][1])
-    return None if valence is None else Predicate(valence, frozenset({tokens[j][1]}))
+    valence = _valence(words[j])
+    return None if valence is None else Predicate(valence, frozenset({words[j]}))

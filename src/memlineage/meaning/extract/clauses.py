@@ -267,7 +267,7 @@ def clause_items(sentence: Sentence, scope: str, entity: str) -> Iterator[Found]
     for start, end in sentence.clauses:
         raw = text[start:end]
         clause = raw.casefold().replace("’", "'").strip()
-        predicate = attitude(sentence.tokens_in(start, end))
+        predicate = attitude(*sentence.words_in(start, end))
         # the clause's negations, counted once per sentence on its original text
         negations = len(sentence.negation_marks[start]) - (predicate.absorbed if predicate else 0)
         kind = _clause_kind(clause, sentence, (start, end), predicate, negations)

@@ -149,6 +149,20 @@ class Sentence:
     def token_starts(self) -> list[int]:
         return [t[0] for t in self.tokens]
 
+    @_lazy
+    def words(self) -> tuple[list[str], list[str]]:
+        """The sentence's words as written and case-folded (apostrophes straight): the
+        tokens without their offsets, which most sentences never need."""
+        raw = WORD.findall(self.text)
+        return raw, [w.casefold().replace("’", "'") for w in raw]
+
+    def words_in(self, start: int, end: int) -> tuple[list[str], list[str]]:
+        """A clause's words as written and case-folded (see ``tokens_in``)."""
+        if start == 0 and end == len(self.text):
+            return self.words
+        tokens = self.tokens_in(start, end)
+        return [t[2] for t in tokens], [t[3] for t in tokens]
+
     def tokens_in(self, start: int, end: int) -> list[Token]:
         """The words of a clause: exactly those WORD finds in ``text[start:end]``, since a
         clause begins after and ends before whitespace, ';' or ',', which no word holds."""
@@ -197,10 +211,18 @@ class Sentence:
     def negation_marks(self) -> dict[int, list[int]]:
         """Per clause start: end offsets of each negation in that clause (one pass)."""
         maybe_no = NO_HINT in self.folded
-        return {
-            start: _negation_marks(self.text, start, end, self.tokens_in(start, end), maybe_no)
-            for start, end in self.clauses
-        }
+        # Without 'no' no idiom is masked, so a clause none of whose words may negate
+        # has no mark: its offsets are never read.
+        maybe_nt = "n't" in self.folded or "n’t" in self.folded
+        marks: dict[int, list[int]] = {}
+        for start, end in self.clauses:
+            if maybe_no or maybe_nt or not _NEGATION_WORDS.isdisjoint(self.words_in(start, end)[1]):
+                marks[start] = _negation_marks(
+                    self.text, start, end, self.tokens_in(start, end), maybe_no
+                )
+            else:
+                marks[start] = []
+        return marks
 
     @_lazy
     def denial_marks(self) -> dict[int, list[int]]:

@@ -25,7 +25,6 @@ from memlineage.meaning.extract.patterns import (
     SUBJECT_BE,
     SUBJECTS,
 )
-from memlineage.meaning.extract.sentences import Token
 
 if TYPE_CHECKING:
     from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
@@ -128,7 +127,7 @@ def _base_forms(word: str) -> Iterator[str]:
     yield word[:-1]
 
 
-def attitude(tokens: Sequence[Token]) -> Predicate | None:
+def attitude(raw: Sequence[str], words: Sequence[str]) -> Predicate | None:
     """The attitude predicate of a clause (its words), if its subject holds one.
 
     'I detest olives', 'Sam loves jazz', 'My wife hates cilantro', "I can't stand
@@ -138,8 +137,7 @@ def attitude(tokens: Sequence[Token]) -> Predicate | None:
     'of'/'to'. Past forms ('I lost my keys') and words that are not attitudes
     ('I hurt my knee') are skipped.
     """
-    words = [t[3] for t in tokens]
-    for i in _subject_positions(tokens):
+    for i in _subject_positions(raw, words):
         word = words[i]
         subject_be = word in SUBJECT_BE
         j = i + 1
@@ -163,25 +161,25 @@ def attitude(tokens: Sequence[Token]) -> Predicate | None:
 _SUBJECT_WORDS = SUBJECTS | SUBJECT_BE
 
 
-def _subject_positions(tokens: Sequence[Token]) -> list[int]:
+def _subject_positions(raw: Sequence[str], words: Sequence[str]) -> list[int]:
     """Where a subject stands, in order: a pronoun or "I'm" anywhere, a name or
     'my wife' only first (the set lookup spares a call per word)."""
-    found = [i for i, t in enumerate(tokens) if t[3] in _SUBJECT_WORDS]
-    if tokens and 0 not in found and _is_subject(tokens, 0):
+    found = [i for i, word in enumerate(words) if word in _SUBJECT_WORDS]
+    if words and 0 not in found and _is_subject(raw, words, 0):
         found.insert(0, 0)
-    if len(tokens) > 1 and 1 not in found and _is_subject(tokens, 1):
+    if len(words) > 1 and 1 not in found and _is_subject(raw, words, 1):
         found.insert(1 if found and found[0] == 0 else 0, 1)
     return found
 
 
-def _is_subject(tokens: Sequence[Token], i: int) -> bool:
+def _is_subject(raw: Sequence[str], words: Sequence[str], i: int) -> bool:
     """A pronoun anywhere; a name or 'my wife' only where a subject stands: first."""
-    raw, word = tokens[i][2], tokens[i][3]
+    word = words[i]
     return (
         word in SUBJECTS
-        or (i == 1 and tokens[0][3] in POSSESSIVES)
+        or (i == 1 and words[0] in POSSESSIVES)
         # "Mei's friends are ...": a possessive names whose noun follows, not a subject
-        or (i == 0 and raw[:1].isupper() and word not in STOPWORDS and not word.endswith("'s"))
+        or (i == 0 and raw[i][:1].isupper() and word not in STOPWORDS and not word.endswith("'s"))
     )
 
 
@@ -189,7 +187,7 @@ def _third_person(word: str) -> bool:
     return word.endswith("s") and not word.endswith("ss")
 
 
-def _verb(words: list[str], j: int) -> Predicate | None:
+def _verb(words: Sequence[str], j: int) -> Predicate | None:
     word = words[j]
     if word in ("can't", "cannot") and j + 1 < len(words) and words[j + 1] == "stand":
         valence = sentiment_lexicon().get("can't stand", -2.0)
@@ -198,7 +196,7 @@ def _verb(words: list[str], j: int) -> Predicate | None:
     return None if found is None else Predicate(found, frozenset({word}))
 
 
-def _adjective(words: list[str], j: int) -> Predicate | None:
+def _adjective(words: Sequence[str], j: int) -> Predicate | None:
     while j < len(words) and words[j] in DEGREE:
         j += 1
     if j + 1 >= len(words) or words[j + 1] not in ("of", "to"):

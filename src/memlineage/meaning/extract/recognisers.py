@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
 from datetime import date, timedelta
 
 from dateutil.relativedelta import relativedelta
@@ -82,7 +83,7 @@ def recognised(text: str, today: date | None) -> Sentence:
     """The spans of a sentence; relative dates resolve against ``today``, the writer's
     local day (when known): nothing else of a stamp is read."""
     sentence = Sentence(text)
-    for recognise in _RECOGNISERS if sentence.has_digit else _WITHOUT_DIGITS:
+    for recognise in _recognisers_for(sentence, today):
         recognise(sentence, today)
     sentence.finish()
     return sentence
@@ -482,7 +483,8 @@ def _noun_after(text: str, end: int) -> str:
     return "" if word in STOPWORDS or word.isdigit() else word
 
 
-_RECOGNISERS = (
+Recogniser = Callable[[Sentence, date | None], None]
+_RECOGNISERS: tuple[Recogniser, ...] = (
     _ids,
     _dates,
     _accounts,
@@ -494,4 +496,22 @@ _RECOGNISERS = (
 )
 # In the same order, those that may find something in a sentence without a digit: the
 # others (accounts, paces and decimal commas, amounts, numbers) need one
-_WITHOUT_DIGITS = (_ids, _dates, _scopes, _times)
+_WITHOUT_DIGITS: tuple[Recogniser, ...] = (_ids, _dates, _scopes, _times)
+
+
+def _recognisers_for(sentence: Sentence, today: date | None) -> tuple[Recogniser, ...]:
+    """The recognisers that may find something: all with a digit; without one, none
+    when none of their gates (the same as inside each) lets a pattern through."""
+    if sentence.has_digit:
+        return _RECOGNISERS
+    text, words = sentence.text, sentence.folded
+    if (
+        "@" in text
+        or "-" in text
+        or ":" in text
+        or holds_any(words, URL_HINTS)
+        or holds_any(words, TIME_WORD_HINTS)
+        or (today is not None and holds_any(words, RELATIVE_HINTS))
+    ):
+        return _WITHOUT_DIGITS
+    return ()

@@ -12,10 +12,13 @@ median of the rounds' ratios):
 - ``Memory.add``: JSON objects, validation and hashing included, with the
   default detection mode, and with ``detect_after_add=True`` (synchronous);
 - detection: ``Memory.detect`` of every subject after the appends, in events
-  per second of one core (process CPU time), the extraction libraries loaded
-  first; and what loading them costs a new process.
+  per second of one core and CPU microseconds per event (process CPU time), the
+  extraction libraries loaded and the extraction caches emptied first; the
+  extraction alone (``keyed_items`` of the same events, what the job computes per
+  event) in the same run; and what loading the libraries costs a new process.
 
     python bench/bench_add.py [--turns 5000] [--batch 500] [--repeats 3] [--no-pg]
+    python bench/bench_add.py --detection-only   # the detection figures alone
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -32,6 +36,9 @@ from typing import Any
 
 from bench_store import PG_URL, Backend, PostgresBackend, SqliteBackend, bare_rows, split
 from memlineage import Memory
+from memlineage.meaning import extract
+from memlineage.meaning.contradictions import keyed_items
+from memlineage.model import Event
 from memlineage.raw.ingest import parse_event
 
 DEFAULT_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -81,10 +88,31 @@ def detection_cpu(backend: Backend, lines: list[dict[str, object]], batch: int) 
         for chunk in split(lines, batch):
             memory.add(chunk)
         memory.detect(str(lines[0]["subject"]))  # loads what extraction needs
+        extract.clear_caches()  # what a worker pays for events it has not read before
         started = time.process_time()
         for subject in memory.subjects():
             memory.detect(subject)
         return time.process_time() - started
+
+
+def extraction_cpu(lines: list[dict[str, object]]) -> float:
+    """CPU seconds of the items detection compares, for the same events (caches empty)."""
+    events = [Event.stored(parse_event(line), n, "") for n, line in enumerate(lines, 1)]
+    keyed_items(events[0])  # loads what extraction needs
+    extract.clear_caches()
+    started = time.process_time()
+    for event in events:
+        keyed_items(event)
+    return time.process_time() - started
+
+
+def detection(backend: Backend, lines: list[dict[str, object]], batch: int, repeats: int) -> None:
+    total = len(lines)
+    cpu = statistics.median(detection_cpu(backend, lines, batch) for _ in range(repeats))
+    print(
+        f"{backend.name}: detection {total / cpu:,.0f} events/s per core"
+        f" ({cpu / total * 1e6:,.0f} µs CPU per event, median of {repeats})"
+    )
 
 
 def cold_start() -> dict[str, float]:
@@ -100,9 +128,7 @@ def cold_start() -> dict[str, float]:
     return {"import memlineage.api": first, "first extraction": second}
 
 
-def bench(
-    backend: Backend, lines: list[dict[str, object]], batch: int, repeats: int, detection: bool
-) -> None:
+def bench(backend: Backend, lines: list[dict[str, object]], batch: int, repeats: int) -> None:
     total = len(lines)
     rows = split(bare_rows(lines), batch)
     events = [parse_event(r) for r in lines]
@@ -140,10 +166,6 @@ def bench(
             f"{backend.name}: {name} {total / median(times):,.0f} events/s,"
             f" {ratio:.3f}x bare executemany"
         )
-    if not detection:
-        return
-    cpu = min(detection_cpu(backend, lines, batch) for _ in range(repeats))
-    print(f"{backend.name}: detection {total / cpu:,.0f} events/s per core ({cpu:.2f} s CPU)")
 
 
 def main() -> None:
@@ -154,18 +176,29 @@ def main() -> None:
     parser.add_argument("--pg", default=PG_URL)
     parser.add_argument("--no-pg", action="store_true")
     parser.add_argument("--no-detection", action="store_true", help="skip the detection figure")
+    parser.add_argument("--detection-only", action="store_true", help="the detection figures alone")
     args = parser.parse_args()
     if not LOCOMO.exists():
         sys.exit(f"LoCoMo not found at {LOCOMO} (set MEMLINEAGE_SHARED_DATA)")
     lines = locomo_turns(args.turns)
     print(f"{len(lines):,} LoCoMo turns, adds of {args.batch}")
-    for what, seconds in cold_start().items():
-        print(f"cold start: {what} {seconds:.2f} s")
+    if not args.detection_only:
+        for what, seconds in cold_start().items():
+            print(f"cold start: {what} {seconds:.2f} s")
+    if not args.no_detection:
+        cpu = statistics.median(extraction_cpu(lines) for _ in range(args.repeats))
+        print(
+            f"extraction alone (keyed_items): {len(lines) / cpu:,.0f} events/s per core"
+            f" ({cpu / len(lines) * 1e6:,.0f} µs CPU per event, median of {args.repeats})"
+        )
     backends: list[Backend] = [SqliteBackend()]
     if not args.no_pg:
         backends.append(PostgresBackend(args.pg))
     for backend in backends:
-        bench(backend, lines, args.batch, args.repeats, not args.no_detection)
+        if not args.detection_only:
+            bench(backend, lines, args.batch, args.repeats)
+        if not args.no_detection:
+            detection(backend, lines, args.batch, args.repeats)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from collections.abc import Collection, Sequence
 
 from memlineage.meaning import extract
 from memlineage.meaning.extract import is_open_item, split_sentences
+from memlineage.meaning.extract.patterns import folded, holds_any
 from memlineage.model import Event, Item
 
 CONFLICT_SIDE = "conflict side"
@@ -57,7 +58,6 @@ def _words(text: str) -> frozenset[str]:
 #: a chat line that names its speaker first: "Caroline: ..."
 SPEAKER_PREFIX = re.compile(r"^\s*[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}:\s+")
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
-_APOSTROPHE = str.maketrans({"’": "'"})
 
 # Imperatives that open a sentence. ``always`` and ``only`` need a verb after them
 # ("Always cc Anna", not "Always a pleasure"), checked by _NOT_A_VERB.
@@ -115,6 +115,13 @@ _MODAL_RULE = re.compile(
     re.IGNORECASE,
 )
 
+#: every alternative of _MODAL_RULE holds one of these, as ``folded`` reads a sentence
+#: (its spaces are literal ones)
+_MODAL_HINTS = (
+    "nobody", "no one", "only", "must", "may", "exceed", "allowed", "forbidden", "prohibited",
+    "more than", "approval",
+)  # fmt: skip
+
 _I = r"(?:i|i'm|i am|i've|i have|we|we're|we are)"
 _ADVERBS = r"(?:\s+(?:really|just|absolutely|honestly|still|truly|totally|so|also|strictly|do))*"
 _AVERSION = re.compile(
@@ -129,7 +136,16 @@ _PREFERENCE = re.compile(
     r"|^(?:please\s+)?(?:call|address) me\b",
     re.IGNORECASE,
 )
+#: every alternative of _AVERSION holds one of these (its spaces are literal ones:
+#: "can't have" and "cannot have" both hold "t have")
+_AVERSION_HINTS = (
+    "hate", "dislike", "detest", "loathe", "t stand", "t like", " eat", "drink", "t have",
+    "avoid", "fan of", "allergic", "intolerant", "vegan", "vegetarian", "gluten-free", "lactose",
+)  # fmt: skip
+#: every alternative of _PREFERENCE holds one of these
+_PREFERENCE_HINTS = ("prefer", "rather", "call", "address")
 # What the speaker no longer holds, or held only in the past.
+_NOT_NOW_HINTS = ("used to", "anymore", "no longer", "hated", "disliked", "preferred")
 _NOT_NOW = re.compile(
     r"\bused to\b|\bnot anymore\b|\bno longer\b|\banymore\b|\b(?:hated|disliked|preferred)\b",
     re.IGNORECASE,
@@ -173,17 +189,17 @@ _NOT_REQUIRED = re.compile(
 _MEASURED = re.compile(
     r"\bhow\s+(?:much|many|far|long)\b[^.!?]*\b(?:have|has|need|needs)\s+to\b", re.I
 )
+_RULE_MODAL = re.compile(r"\b(?:must|may|cannot|can't|shouldn't|should not|should never)\b", re.I)
 
 
 def _rule_clause(clause: str) -> bool:
     """An extracted constraint that states a rule (not "always" alone, a guess or advice)."""
-    text = SPEAKER_PREFIX.sub("", clause, count=1).translate(_APOSTROPHE).strip()
+    text = SPEAKER_PREFIX.sub("", clause, count=1).replace("’", "'").strip()
     if not text or text.endswith("?") or _IDIOMS.search(text) or _MEASURED.search(text):
         return False
     if _HABIT_ONLY.search(text) and not _OBLIGATION.search(text):
         return False
-    rule_modal = r"\b(?:must|may|cannot|can't|shouldn't|should not|should never)\b"
-    if _TO_THE_LISTENER.search(text) and not re.search(rule_modal, text, re.I):
+    if _TO_THE_LISTENER.search(text) and not _RULE_MODAL.search(text):
         return False  # advice to the other person of a chat
     return not (
         _GUESS.search(text)
@@ -221,8 +237,8 @@ def binding_reasons(
         found.add(OPEN)
     if event.kind == "preference":
         found.add(PREFERENCE)  # the writer said so
-    text = SPEAKER_PREFIX.sub("", event.text, count=1).translate(_APOSTROPHE)
-    not_now = _NOT_NOW.search(text) is not None
+    text = SPEAKER_PREFIX.sub("", event.text, count=1).replace("’", "'")
+    not_now = holds_any(folded(text), _NOT_NOW_HINTS) and _NOT_NOW.search(text) is not None
     for sentence in split_sentences(_QUOTED.sub('""', text)):
         found.update(sentence_reasons(sentence, not_now=not_now, chat=chat))
     if event.kind == "constraint":
@@ -244,7 +260,8 @@ def event_kinds(event: Event) -> tuple[str, ...]:
     """``extract.event_kinds`` plus :data:`BINDING_MARK` when the event binds, sorted:
     what the detection job stores of an event and recall reads back."""
     kinds = set(extract.event_kinds(event))
-    if is_binding(event, extract.cached_event_items(event)):
+    open_items = (event.id,) if extract.OPEN_ITEM in kinds else ()  # read once, not twice
+    if is_binding(event, extract.cached_event_items(event), open_items=open_items):
         kinds.add(BINDING_MARK)
     return tuple(sorted(kinds))
 
@@ -277,11 +294,13 @@ def sentence_reasons(sentence: str, *, not_now: bool = False, chat: bool = False
     reasons = set()
     if _is_instruction(body) and (not chat or _speaker_instruction(body)):
         reasons.add(RULE)
-    if _MODAL_RULE.search(body):
+    # the patterns below are slow to scan: each runs only where its words are
+    words = folded(body)
+    if holds_any(words, _MODAL_HINTS) and _MODAL_RULE.search(body):
         reasons.add(RULE)
-    if not not_now and _AVERSION.search(body):
+    if not not_now and holds_any(words, _AVERSION_HINTS) and _AVERSION.search(body):
         reasons.add(AVERSION)
-    if not not_now and _PREFERENCE.search(body):
+    if not not_now and holds_any(words, _PREFERENCE_HINTS) and _PREFERENCE.search(body):
         reasons.add(PREFERENCE)
     return reasons
 
@@ -299,23 +318,28 @@ def _speaker_instruction(sentence: str) -> bool:
 
 
 _CONDITION = re.compile(r"^(?:if|when|whenever|unless|before|after)\b[^,]{1,80},\s*", re.I)
+_FIRST_WORD = re.compile(r"(?:please\s+)?([A-Za-z]+)\b(?!['’])")  # not "Store's"
 
 
 def _is_instruction(sentence: str) -> bool:
     # A condition first ("If I'm travelling, skip that week.") leaves the instruction after it.
-    head = re.sub(
-        r"^(?:if|when|whenever|unless|before|after)\b[^,]{1,80},\s*", "", sentence, flags=re.I
+    head = _CONDITION.sub("", sentence)
+    # The opening is read first (two anchored matches): most sentences open with none,
+    # and the idioms and a word to the listener can only veto one (two slower searches).
+    return (
+        _opens_with_instruction(head)
+        and not _IDIOMS.search(head)
+        and not _TO_THE_LISTENER.search(head)
     )
-    if _IDIOMS.search(head):
-        return False
+
+
+def _opens_with_instruction(head: str) -> bool:
     opening = _PROHIBITION.match(head)
-    if _TO_THE_LISTENER.search(head):
-        return False
     if opening is not None:
         word, following = opening.group("word"), opening.group("next").lower()
         past = following in _PAST_FORMS or following.endswith(("ed", "ing"))
         return not (word and (not following or following in _NOT_A_VERB or past))
-    first = re.match(r"(?:please\s+)?([A-Za-z]+)\b(?!['’])", head)  # not "Store's"
+    first = _FIRST_WORD.match(head)
     return (
         first is not None
         and first.group(1).lower() in _INSTRUCTION_VERBS

@@ -31,14 +31,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memlineage.meaning import extract
+from memlineage.meaning.extract.sentiment import stance_score, vader
 from memlineage.meaning.values import canonical
 from memlineage.model import EVENT_KINDS, Event, Item
-
-if TYPE_CHECKING:
-    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 OPPOSITE_POLARITY = "opposite-polarity"
 OTHER_VALUE = "other-value"
@@ -47,6 +45,7 @@ SET_VALUED = frozenset({"id", "scope"})
 # Identifier-like tokens (letters then digits: T-1, ORION-12, room42) the extractor's id
 # patterns may not take; enough to keep two named things apart.
 _ENTITY_TOKEN = re.compile(r"\b[A-Za-z]+[-_#]?\d+[A-Za-z0-9-]*\b")
+_DIGIT = re.compile(r"\d")
 _NEGATORS = frozenset({"not", "no", "never", "don't", "doesn't", "didn't", "longer", "anymore"})
 # A chat line names its speaker first ("Caroline: I love it!"); the name says who
 # spoke, not what about, so it is never part of a key or a topic.
@@ -60,15 +59,6 @@ _PERIOD = re.compile(
     r"|\b(?P<lastmonth>last month)\b|\b(?P<year>this year)\b",
     re.IGNORECASE,
 )
-
-
-@functools.cache
-def _sentiment() -> SentimentIntensityAnalyzer:
-    """VADER, imported and loaded (its lexicon) on the first clause that needs a stance:
-    a process that never compares clauses never pays for it."""
-    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
-
-    return SentimentIntensityAnalyzer()
 
 
 @dataclass(frozen=True)
@@ -124,10 +114,13 @@ def keyed_items(event: Event) -> list[KeyedItem]:
     """The items of ``event`` detection compares (conflict items are not the event's)."""
     scope = event.project or extract.GLOBAL_SCOPE
     items = extract.event_items(event)
+    if not items:
+        return []  # most chat lines: nothing to key, so no entities to name either
     # A value is about the entities its event names: "Ticket T-1 costs 5 EUR" and
     # "Ticket T-2 costs 7 EUR" are two tickets, not a changed price.
     named = {str(i.value) for i in items if i.kind == "id"}
-    named |= {m.group().upper() for m in _ENTITY_TOKEN.finditer(event.text)}
+    if _DIGIT.search(event.text):  # an entity token holds a digit
+        named |= {m.group().upper() for m in _ENTITY_TOKEN.finditer(event.text)}
     entities = ",".join(sorted(named))
     speaker = speaker_words(event)
     keyed = (_keyed(event, scope, item, entities, speaker) for item in items)
@@ -200,7 +193,7 @@ def _keyed(
 
 
 def _stance(clause: str, polarity: bool) -> int:
-    compound = float(_sentiment().polarity_scores(clause)["compound"])
+    compound = stance_score(clause)
     if compound > 0:
         return 1
     if compound < 0:
@@ -213,7 +206,7 @@ _FILLERS = frozenset({"now", "anymore", "really", "actually", "still", "again", 
 
 
 def _topic(clause: str) -> str:
-    lexicon = _sentiment().lexicon
+    lexicon = vader().lexicon
     words = [w.strip('.,;:!?"()') for w in clause.replace("’", "'").split()]
     kept = [w for w in words if w not in lexicon and w not in _NEGATORS and w not in _FILLERS]
     return " ".join(w for w in kept if w)

@@ -16,7 +16,9 @@ from memlineage.meaning.extract.patterns import (
     BE_PAST,
     BEFORE_REQUIRED,
     CONSTRAINT,
+    CONSTRAINT_HINTS,
     DECISION,
+    DECISION_HINTS,
     DIGIT,
     EXCLAIM,
     FEELINGS,
@@ -31,11 +33,13 @@ from memlineage.meaning.extract.patterns import (
     PASSIVE_AUX,
     PAST_FORMS,
     PREFERENCE,
+    PREFERENCE_HINTS,
     STOPWORDS,
     TEMPORAL_LIMIT,
     TITLE_CASE,
     TRIGGER_WORDS,
     WORD,
+    holds_any,
 )
 from memlineage.meaning.extract.sentences import Found, Sentence
 from memlineage.meaning.extract.sentiment import Predicate, attitude
@@ -56,9 +60,9 @@ def _clause_kind(
         return "constraint"
     if negations:
         return "negation"
-    if predicate is not None or PREFERENCE.search(clause):
+    if predicate is not None or (holds_any(clause, PREFERENCE_HINTS) and PREFERENCE.search(clause)):
         return "preference"
-    if DECISION.search(clause):
+    if holds_any(clause, DECISION_HINTS) and DECISION.search(clause):
         return "decision"
     return None
 
@@ -69,6 +73,8 @@ def _has_temporal_limit(sentence: Sentence, start: int, end: int) -> bool:
     'before'/'after' a date in a clause told in the past ('Theo moved to Berlin
     after March 2023') say when something happened, not a limit to keep.
     """
+    if not sentence.spans:
+        return False  # most sentences hold no value at all
     in_past: bool | None = None  # read once per clause, on the first 'before'/'after'
     for span in sentence.spans_in(start, end):
         if span.kind != "date":
@@ -114,8 +120,11 @@ def _states_a_rule(clause: str, sentence: Sentence, start: int, end: int) -> boo
 
     Most clauses hold no keyword at all, so the senses are read only when one is there.
     """
-    return bool(CONSTRAINT.search(clause)) and bool(
-        CONSTRAINT.search(_rule_text(sentence, start, end))
+    may_hold = holds_any(clause, CONSTRAINT_HINTS) or DIGIT.search(clause) is not None
+    return (
+        may_hold
+        and bool(CONSTRAINT.search(clause))
+        and bool(CONSTRAINT.search(_rule_text(sentence, start, end)))
     )
 
 
@@ -258,7 +267,7 @@ def clause_items(sentence: Sentence, scope: str, entity: str) -> Iterator[Found]
     for start, end in sentence.clauses:
         raw = text[start:end]
         clause = raw.casefold().replace("’", "'").strip()
-        predicate = attitude(raw)
+        predicate = attitude(*sentence.words_in(start, end))
         # the clause's negations, counted once per sentence on its original text
         negations = len(sentence.negation_marks[start]) - (predicate.absorbed if predicate else 0)
         kind = _clause_kind(clause, sentence, (start, end), predicate, negations)

@@ -10,7 +10,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterator, Sequence
-from datetime import datetime
+from datetime import date
 
 from dateutil.parser import isoparse
 
@@ -23,18 +23,23 @@ from memlineage.meaning.extract.patterns import (
     GAP_PUNCT,
     MAX_SENTENCE_CHARS,
     MEASURED_REMAINDER,
+    OPEN_HINTS,
     OPEN_MARKERS,
     VALUE_VERBS,
     WORD,
+    folded,
+    holds_any,
 )
 from memlineage.meaning.extract.recognisers import recognised
 from memlineage.meaning.extract.sentences import (
     Found,
     Sentence,
     Span,
+    cached_windows,
     sentence_windows,
     verbatim,
 )
+from memlineage.meaning.extract.sentiment import stance_score
 from memlineage.meaning.values import canonical
 from memlineage.model import Conflict, Event, FactValue, Item
 
@@ -113,6 +118,29 @@ def cached_event_items(event: Event) -> tuple[Item, ...]:
     return tuple(_event_items(event))
 
 
+#: sentences whose items are remembered per process: a chat repeats its short lines
+#: ('Thanks!', 'See you tomorrow!') across events; bounded, so an erased event's
+#: text leaves the cache as new sentences come, as it leaves the event cache
+SENTENCE_CACHE_SIZE = 1 << 15
+
+
+@functools.lru_cache(maxsize=SENTENCE_CACHE_SIZE)
+def sentence_items(sentence: str, scope: str, today: date | None) -> tuple[Found, ...]:
+    """What one sentence says, in a scope, read on the writer's local day ``today``:
+    the only things its items depend on, so every event that holds it shares them."""
+    return tuple(_sentence_items(sentence, scope, today))
+
+
+def clear_caches() -> None:
+    """Forget every event and text extraction remembered: what a new process starts
+    with (benchmarks measure the work, not the cache)."""
+    cached_event_items.cache_clear()
+    sentence_items.cache_clear()
+    cached_windows.cache_clear()
+    _stamp_day.cache_clear()
+    stance_score.cache_clear()
+
+
 def _event_items(event: Event) -> list[Item]:
     scope = event.project or GLOBAL_SCOPE
     seen: set[str] = set()
@@ -120,11 +148,11 @@ def _event_items(event: Event) -> list[Item]:
     for fact in event.facts:
         _add(items, seen, event.id, fact.kind, f"{scope}/fact/{fact.key}", fact.value, fact.unit,
              fact.polarity, "")  # fmt: skip
-    anchor = _anchor_of(event)
+    today = _today_of(event)
     text_kinds = 0
     for start, end, before, after in sentence_windows(event.text):
         sentence = event.text[start:end]
-        for kind, key, value, unit, polarity, clause in _sentence_items(sentence, scope, anchor):
+        for kind, key, value, unit, polarity, clause in sentence_items(sentence, scope, today):
             text_kinds += kind in _CLAUSE_KINDS
             shown = marked_cut(clause, sentence, before, after) if before or after else clause
             _add(items, seen, event.id, kind, key, value, unit, polarity, shown)
@@ -168,6 +196,9 @@ def expected_open_items(events: Sequence[Event]) -> tuple[str, ...]:
 def is_open_item(event: Event) -> bool:
     if event.kind == "task":
         return True
+    # the markers' pattern is slow to scan; most texts hold none of its words
+    if not holds_any(folded(event.text), OPEN_HINTS):
+        return False
     return any(not _measured_remainder(event.text, m) for m in OPEN_MARKERS.finditer(event.text))
 
 
@@ -231,23 +262,32 @@ def _add(
         items.append(item)
 
 
-def _anchor_of(event: Event) -> datetime | None:
-    """The instant relative dates resolve against: ``at``, else ``recorded_at``, else none.
+def _today_of(event: Event) -> date | None:
+    """The day relative dates resolve against: that of ``at``, else of ``recorded_at``,
+    else none.
 
     ``isoparse`` keeps the UTC offset written in the stamp, so ``.date()`` is the
     event's own local day: 'tomorrow' sent at 2026-03-04T23:00:00-07:00 is March 5.
     """
     for stamp in (event.at, event.recorded_at):
         if stamp:
-            try:
-                return isoparse(stamp)
-            except (ValueError, OverflowError):
-                continue
+            day = _stamp_day(stamp)
+            if day is not None:
+                return day
     return None
 
 
-def _sentence_items(text: str, scope: str, anchor: datetime | None) -> Iterator[Found]:
-    sentence = recognised(text, anchor)
+@functools.lru_cache(maxsize=1 << 12)
+def _stamp_day(stamp: str) -> date | None:
+    """A stamp's local day, None when it does not parse (a stream repeats its stamps)."""
+    try:
+        return isoparse(stamp).date()
+    except (ValueError, OverflowError):
+        return None
+
+
+def _sentence_items(text: str, scope: str, today: date | None) -> Iterator[Found]:
+    sentence = recognised(text, today)
     ids = [s for s in sentence.spans if s.kind == "id"]
     entity = f"[{ids[0].value}]" if ids else ""
     for span in sentence.spans:

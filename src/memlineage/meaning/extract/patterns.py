@@ -161,6 +161,18 @@ TIME_AMPM = re.compile(
 TIME_WORD = re.compile(r"\b(?P<w>noon|midday|midnight)\b", re.IGNORECASE)
 DATETIME_GAP = re.compile(r"\s*(?:,|at|@|,\s*at)?\s*$", re.IGNORECASE)
 DATETIME_GAP_LIMIT = 12
+# Gates, checked before a family of patterns is scanned: literals every match of the
+# family holds (in ``folded`` text for an IGNORECASE family), so a text that holds none
+# of them cannot match it, and the gate (a few substring tests) is much cheaper than the
+# scan. Most chat sentences hold no digit, no '@', no ':' and none of these words.
+#: REL_DAY, REL_OFFSET, REL_PERIOD and REL_WEEKDAY (every weekday ends in 'day')
+RELATIVE_HINTS = ("day", "week", "month", "year", "tonight", "tomorrow", "eod")
+#: URL: 'http://', 'https://' or 'www.'
+URL_HINTS = ("://", "www.")
+#: TIME_WORD: noon, midday, midnight
+TIME_WORD_HINTS = ("noon", "mid")
+#: SCOPE: a colon before a letter or '*', in either of its (ASCII) cases
+SCOPE_HINT = re.compile(r":[A-Za-z*]")
 WORD_NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
@@ -187,6 +199,12 @@ CLAUSE = re.compile(
     r"we|i|you|they|he|she|it)\b)",
     re.IGNORECASE,
 )
+#: CLAUSE splits at ';' or at a word between whitespace: in a text whose only whitespace is
+#: ' ' (no OTHER_SPACE), every split but ';' holds one of these, spaces included
+CLAUSE_HINTS = (
+    " but ", " however", " whereas ", " although ", " though ", " while ", " and ", " or ",
+)  # fmt: skip
+OTHER_SPACE = re.compile(r"[^\S ]")
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
 # negation, constraints, preferences, decisions (over case-folded clause text)
@@ -197,6 +215,8 @@ LIMIT_IDIOMS = re.compile(
 )
 NO_LONGER = re.compile(r"\bno\s+longer\b|\bnot\s+anymore\b", re.IGNORECASE)
 INTERJECTION_NO = re.compile(r"\s*no\s*[,!.]", re.IGNORECASE)
+#: LIMIT_IDIOMS, NO_LONGER and INTERJECTION_NO all hold 'no' (as ``folded`` reads a text)
+NO_HINT = "no"
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 NEGATORS = frozenset(
     {"not", "no", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor",
@@ -225,6 +245,13 @@ CONSTRAINT = re.compile(
     r"|\b(?:under|over|below|above|within|less\s+than|more\s+than|fewer\s+than|up\s+to|exceeds?)"
     r"\s+[$€£¥]?\d"
 )
+#: every alternative of CONSTRAINT but those that end in a digit holds one of these
+#: (CONSTRAINT reads case-folded clauses, so the gate reads the same text)
+CONSTRAINT_HINTS = (
+    "must", "shall", "shan't", "should", "ought", "always", "only", "most", "least", "than",
+    "exceed", "max", "minimum", "limit", "capped", "require", "mandatory", "forbidden",
+    "prohibited", "allowed", "permitted", "may", "have", "has", "need", "deadline",
+)  # fmt: skip
 IMPERATIVE = re.compile(r"^(?:please\s+)?(?:never|don't|do\s+not|don’t)\b")
 TEMPORAL_LIMIT = re.compile(
     r"\b(?P<word>before|after|by|until|till|no\s+later\s+than|no\s+earlier\s+than"
@@ -236,10 +263,24 @@ PREFERENCE = re.compile(
     r"|wish(?:es)?|likes|loves|hates|enjoys)\b"
     r"|\b(?:i|we|you|they|he|she|really|also|still)\s+(?:like|love|hate|enjoy)\b"
 )
+#: every alternative of PREFERENCE holds one of these
+PREFERENCE_HINTS = (
+    "prefer", "favorite", "favourite", "rather", "want", "wish", "like", "love", "hate", "enjoy",
+)  # fmt: skip
+#: every alternative of DECISION holds one of these
+DECISION_HINTS = (
+    "decide", "decision", "agreed", "chose", "choose", "going", "settled", "use", "switch",
+    "approved", "selected", "picked", "opted",
+)  # fmt: skip
 DECISION = re.compile(
     r"\b(?:decided|decide|decides|decision|agreed|chose|chosen|choose|going\s+with|settled\s+on"
     r"|will\s+use|we'll\s+use|switch(?:ed)?\s+to|approved|selected|picked|opted)\b"
 )
+#: every alternative of OPEN_MARKERS holds one of these, as ``folded`` reads a text
+OPEN_HINTS = (
+    "todo", "tbd", "fixme", "to-do", "still", "question", "follow", "action", "pending", "yet",
+    "remind", "done", "finished", "resolved", "decided", "outstanding",
+)  # fmt: skip
 OPEN_MARKERS = re.compile(
     r"\b(?:TODO|TBD|FIXME)\b|\bto-?do:|\bstill\s+(?:need|needs|have|has)\s+to\b|\bopen\s+question"
     r"|\bfollow[\s-]?up\b|\baction\s+item|\bpending\b|\byet\s+to\b"
@@ -253,6 +294,25 @@ OPEN_MARKERS = re.compile(
 # "how much work we still have to do", "how far we still have to go": what remains,
 # measured in wonder, not a task anyone took on. Same sentence, before the marker.
 MEASURED_REMAINDER = re.compile(r"\bhow\s+(?:much|many|far|long)\b[^.!?]*$", re.IGNORECASE)
+
+
+def folded(text: str) -> str:
+    """``text`` as literal gates read it: case-folded, 'İ' and 'ı' read as 'i'.
+
+    An IGNORECASE pattern matches a character to a lower-case ASCII letter only when
+    the character's casefold() is that letter, save for these two, so a lower-case
+    literal that every match of such a pattern holds is a substring of ``folded(text)``
+    wherever the pattern matches ``text``: a text without it cannot match.
+    """
+    return text.replace("İ", "i").replace("ı", "i").casefold()
+
+
+def holds_any(text: str, literals: Iterable[str]) -> bool:
+    """Whether ``text`` holds one of ``literals`` (a loop: any() of a generator is slower)."""
+    for literal in literals:  # noqa: SIM110
+        if literal in text:
+            return True
+    return False
 
 
 def _words(text: str) -> frozenset[str]:

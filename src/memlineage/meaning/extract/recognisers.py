@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import date, datetime, timedelta
+from collections.abc import Callable
+from datetime import date, timedelta
 
 from dateutil.relativedelta import relativedelta
 
@@ -40,8 +41,10 @@ from memlineage.meaning.extract.patterns import (
     REL_OFFSET,
     REL_PERIOD,
     REL_WEEKDAY,
+    RELATIVE_HINTS,
     SCALES,
     SCOPE,
+    SCOPE_HINT,
     SLASH,
     STOPWORDS,
     TENSE_WINDOW,
@@ -49,15 +52,18 @@ from memlineage.meaning.extract.patterns import (
     TIME,
     TIME_AMPM,
     TIME_WORD,
+    TIME_WORD_HINTS,
     UNIT_AT,
     UNIT_WINDOW,
     URL,
+    URL_HINTS,
     UUID,
     VERSION,
     WEEKDAY_TARGET,
     WEEKDAYS,
     WORD,
     WORD_NUMBERS,
+    holds_any,
 )
 from memlineage.meaning.extract.sentences import Sentence, Span, split_sentences, verbatim
 from memlineage.meaning.values import (
@@ -73,10 +79,12 @@ from memlineage.meaning.values import (
 from memlineage.model import FactValue
 
 
-def recognised(text: str, anchor: datetime | None) -> Sentence:
+def recognised(text: str, today: date | None) -> Sentence:
+    """The spans of a sentence; relative dates resolve against ``today``, the writer's
+    local day (when known): nothing else of a stamp is read."""
     sentence = Sentence(text)
-    for recognise in _RECOGNISERS:
-        recognise(sentence, anchor)
+    for recognise in _recognisers_for(sentence, today):
+        recognise(sentence, today)
     sentence.finish()
     return sentence
 
@@ -95,20 +103,24 @@ def text_values(text: str) -> list[tuple[FactValue, str | None, str]]:
     return found
 
 
-def _ids(sentence: Sentence, anchor: datetime | None) -> None:
+def _ids(sentence: Sentence, today: date | None) -> None:
     text = sentence.text
-    for pattern, subtype in (
-        (URL, "url"),
-        (EMAIL, "email"),
-        (UUID, "uuid"),
+    for pattern, subtype, possible in (
+        (URL, "url", holds_any(sentence.folded, URL_HINTS)),
+        (EMAIL, "email", "@" in text),
+        (UUID, "uuid", "-" in text),  # 8-4-4-4-12 hex digits, maybe letters only
     ):
+        if not possible:
+            continue
         for m in pattern.finditer(text):
             value = m.group()
             if subtype == "url":
                 value = value.rstrip(".,;:!?)]}")
             end = m.start() + len(value)
             sentence.take(Span(m.start(), end, "id", _normalize_id(value, subtype), None, subtype))
-    _iso_dates(sentence, anchor)  # before tickets and accounts: 2024-03-05 is a date
+    if not sentence.has_digit:
+        return  # ISO dates, tickets, IBANs, phones, IPs and versions all hold a digit
+    _iso_dates(sentence, today)  # before tickets and accounts: 2024-03-05 is a date
     for pattern, subtype in (
         (TICKET, "ticket"),
         (IBAN, "account"),
@@ -121,7 +133,9 @@ def _ids(sentence: Sentence, anchor: datetime | None) -> None:
             sentence.take(Span(m.start(), m.end(), "id", value, None, subtype))
 
 
-def _accounts(sentence: Sentence, anchor: datetime | None) -> None:
+def _accounts(sentence: Sentence, today: date | None) -> None:
+    if not sentence.has_digit:
+        return
     for m in ACCOUNT.finditer(sentence.text):
         value = _normalize_id(m.group(), "account")
         sentence.take(Span(m.start(), m.end(), "id", value, None, "account"))
@@ -141,7 +155,9 @@ def _normalize_id(value: str, subtype: str) -> str:
     return value
 
 
-def _scopes(sentence: Sentence, anchor: datetime | None) -> None:
+def _scopes(sentence: Sentence, today: date | None) -> None:
+    if ":" not in sentence.text or SCOPE_HINT.search(sentence.text) is None:
+        return
     for m in SCOPE.finditer(sentence.text):
         if (m["res"] or m["upper"]).casefold() in NOT_SCOPES:
             continue
@@ -149,7 +165,7 @@ def _scopes(sentence: Sentence, anchor: datetime | None) -> None:
         sentence.take(Span(m.start(), m.start() + len(value), "scope", value))
 
 
-def _iso_dates(sentence: Sentence, anchor: datetime | None) -> None:
+def _iso_dates(sentence: Sentence, today: date | None) -> None:
     for m in ISO.finditer(sentence.text):
         try:
             day = date(int(m["y"]), int(m["mo"]), int(m["d"]))
@@ -161,11 +177,19 @@ def _iso_dates(sentence: Sentence, anchor: datetime | None) -> None:
         sentence.take(Span(m.start(), m.end(), "date", value))
 
 
-def _dates(sentence: Sentence, anchor: datetime | None) -> None:
+def _dates(sentence: Sentence, today: date | None) -> None:
+    if sentence.has_digit:
+        _absolute_dates(sentence, today)
+    if today is not None and holds_any(sentence.folded, RELATIVE_HINTS):
+        _relative_dates(sentence, today)
+
+
+def _absolute_dates(sentence: Sentence, today: date | None) -> None:
+    """Month-day, day-month, month-year and slashed dates: each holds a digit."""
     text = sentence.text
     for pattern in (MDY, DMY):
         for m in pattern.finditer(text):
-            value = _month_day(MONTHS[m["mo"].lower()], int(m["d"]), m["y"], anchor)
+            value = _month_day(MONTHS[m["mo"].lower()], int(m["d"]), m["y"], today)
             if value is not None:
                 sentence.take(Span(m.start(), m.end(), "date", value))
     for m in MY.finditer(text):
@@ -182,25 +206,22 @@ def _dates(sentence: Sentence, anchor: datetime | None) -> None:
         except ValueError:
             continue
         sentence.take(Span(m.start(), m.end(), "date", value))
-    if anchor is not None:
-        _relative_dates(sentence, anchor)
 
 
-def _month_day(month: int, day: int, year: str | None, anchor: datetime | None) -> str | None:
+def _month_day(month: int, day: int, year: str | None, today: date | None) -> str | None:
     try:
         if year is not None:
             return date(int(year), month, day).isoformat()
-        if anchor is not None:
-            return date(anchor.year, month, day).isoformat()
+        if today is not None:
+            return date(today.year, month, day).isoformat()
         date(2000, month, day)  # validates the day, leap years included
     except ValueError:
         return None
     return f"--{month:02d}-{day:02d}"
 
 
-def _relative_dates(sentence: Sentence, anchor: datetime) -> None:
+def _relative_dates(sentence: Sentence, today: date) -> None:
     text = sentence.text
-    today = anchor.date()
     for m in REL_DAY.finditer(text):
         word = " ".join(m["w"].lower().split())
         shift = {"tomorrow": 1, "yesterday": -1}.get(word, 0)
@@ -265,8 +286,28 @@ def _period(today: date, which: str | None, period: str | None, end: str | None)
     return f"{today.year + shift:04d}"
 
 
-def _times(sentence: Sentence, anchor: datetime | None) -> None:
+def _times(sentence: Sentence, today: date | None) -> None:
     text = sentence.text
+    found = _clock_times(text) if sentence.has_digit else []
+    if holds_any(sentence.folded, TIME_WORD_HINTS):
+        for m in TIME_WORD.finditer(text):
+            value = "00:00" if m["w"].lower() == "midnight" else "12:00"
+            found.append(Span(m.start(), m.end(), "date", value))
+    for span in sorted(found, key=lambda s: s.start):
+        if not sentence.free(span.start, span.end):
+            continue
+        day = _date_before(sentence, span.start)
+        if day is not None:  # 'March 5 at 14:30' is one date-time
+            del sentence.day_ends[day.end]
+            day.value = f"{day.value}T{span.value}"
+            sentence.claim(day.end, span.end)
+            day.end = span.end
+            continue
+        sentence.take(span)
+
+
+def _clock_times(text: str) -> list[Span]:
+    """'14:30', '9:05 pm UTC', '7am': each holds a digit."""
     found: list[Span] = []
     for m in TIME.finditer(text):
         hour, minute = _hour(int(m["h"]), m["ampm"]), int(m["mi"])
@@ -279,20 +320,7 @@ def _times(sentence: Sentence, anchor: datetime | None) -> None:
         hour = _hour(int(m["h"]), m["ampm"])
         if hour is not None:
             found.append(Span(m.start(), m.end(), "date", _clock(hour, 0, 0) + _tz(m["tz"])))
-    for m in TIME_WORD.finditer(text):
-        value = "00:00" if m["w"].lower() == "midnight" else "12:00"
-        found.append(Span(m.start(), m.end(), "date", value))
-    for span in sorted(found, key=lambda s: s.start):
-        if not sentence.free(span.start, span.end):
-            continue
-        day = _date_before(sentence, span.start)
-        if day is not None:  # 'March 5 at 14:30' is one date-time
-            del sentence.day_ends[day.end]
-            day.value = f"{day.value}T{span.value}"
-            sentence.claim(day.end, span.end)
-            day.end = span.end
-            continue
-        sentence.take(span)
+    return found
 
 
 def _date_before(sentence: Sentence, start: int) -> Span | None:
@@ -330,7 +358,9 @@ def _tz(tz: str | None) -> str:
     return " " + tz.upper()
 
 
-def _money(sentence: Sentence, anchor: datetime | None) -> None:
+def _money(sentence: Sentence, today: date | None) -> None:
+    if not sentence.has_digit:
+        return
     for m in AMBIGUOUS_MONEY.finditer(sentence.text):  # '¥600': yen or yuan?
         sentence.take(_verbatim_span(sentence, m.start(), m.end(), "money"))
     for pattern in (MONEY_PRE, MONEY_POST):
@@ -352,8 +382,10 @@ def _verbatim_span(sentence: Sentence, start: int, end: int, kind: str) -> Span:
     return Span(start, end, kind, verbatim(sentence.text[start:end]))
 
 
-def _verbatim_quantities(sentence: Sentence, anchor: datetime | None) -> None:
+def _verbatim_quantities(sentence: Sentence, today: date | None) -> None:
     """Paces ('5:30 per km', not a time of day) and decimal commas ('2,5 m'), as written."""
+    if not sentence.has_digit:
+        return
     text = sentence.text
     for m in PACE.finditer(text):
         sentence.take(_verbatim_span(sentence, m.start(), m.end(), "number"))
@@ -371,7 +403,9 @@ def _amount(num: str, scale: str | None) -> int | float:
     return value
 
 
-def _numbers(sentence: Sentence, anchor: datetime | None) -> None:
+def _numbers(sentence: Sentence, today: date | None) -> None:
+    if not sentence.has_digit:
+        return
     text = sentence.text
     for m in NUMBER.finditer(text):
         if not sentence.free(m.start(), m.end()):
@@ -449,7 +483,8 @@ def _noun_after(text: str, end: int) -> str:
     return "" if word in STOPWORDS or word.isdigit() else word
 
 
-_RECOGNISERS = (
+Recogniser = Callable[[Sentence, date | None], None]
+_RECOGNISERS: tuple[Recogniser, ...] = (
     _ids,
     _dates,
     _accounts,
@@ -459,3 +494,24 @@ _RECOGNISERS = (
     _money,
     _numbers,
 )
+# In the same order, those that may find something in a sentence without a digit: the
+# others (accounts, paces and decimal commas, amounts, numbers) need one
+_WITHOUT_DIGITS: tuple[Recogniser, ...] = (_ids, _dates, _scopes, _times)
+
+
+def _recognisers_for(sentence: Sentence, today: date | None) -> tuple[Recogniser, ...]:
+    """The recognisers that may find something: all with a digit; without one, none
+    when none of their gates (the same as inside each) lets a pattern through."""
+    if sentence.has_digit:
+        return _RECOGNISERS
+    text, words = sentence.text, sentence.folded
+    if (
+        "@" in text
+        or "-" in text
+        or ":" in text
+        or holds_any(words, URL_HINTS)
+        or holds_any(words, TIME_WORD_HINTS)
+        or (today is not None and holds_any(words, RELATIVE_HINTS))
+    ):
+        return _WITHOUT_DIGITS
+    return ()

@@ -7,9 +7,11 @@ predicate's valence in the VADER lexicon gives the preference's polarity.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+import string
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
+from typing import TYPE_CHECKING
 
 from memlineage.meaning.extract.patterns import (
     BE,
@@ -22,8 +24,10 @@ from memlineage.meaning.extract.patterns import (
     STOPWORDS,
     SUBJECT_BE,
     SUBJECTS,
-    WORD,
 )
+
+if TYPE_CHECKING:
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 # attitude verbs the VADER lexicon lacks (checked: no entry for them or their inflections)
 _LEXICON_SUPPLEMENT: dict[str, float] = {"detest": -2.5}
@@ -58,6 +62,44 @@ def sentiment_lexicon() -> dict[str, float]:
     return lexicon
 
 
+@functools.cache
+def vader() -> SentimentIntensityAnalyzer:
+    """VADER's analyser, imported and loaded (its lexicon) on the first clause that needs
+    a stance: a process that never compares clauses never pays for it."""
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    return SentimentIntensityAnalyzer()
+
+
+#: clause values whose VADER score is remembered: short clauses ('i love it') recur
+STANCE_CACHE_SIZE = 1 << 14
+
+
+@functools.lru_cache(maxsize=STANCE_CACHE_SIZE)
+def stance_score(clause: str) -> float:
+    """VADER's compound score of a clause (-1..1), computed once per distinct text."""
+    if _no_valence(clause):
+        return 0.0
+    return float(vader().polarity_scores(clause)["compound"])
+
+
+def _no_valence(text: str) -> bool:
+    """Whether VADER's score of ``text`` is 0 without running it: only a word in its
+    lexicon has a valence (its other rules scale valences: boosters, negations, 'but',
+    capitals, punctuation), and only a non-ASCII character can be an emoji it reads
+    as words. Its words are as it splits them: at whitespace, then punctuation stripped
+    unless that leaves two characters or fewer."""
+    if not text.isascii():
+        return False
+    lexicon = vader().lexicon
+    for token in text.split():
+        stripped = token.strip(string.punctuation)
+        word = token if len(stripped) <= 2 else stripped
+        if word.lower() in lexicon:
+            return False
+    return True
+
+
 def _valence(word: str) -> float | None:
     """The valence of an attitude verb or adjective, its 3rd-person form included."""
     if word in PAST_FORMS or word.endswith(("ed", "ing")):
@@ -85,8 +127,8 @@ def _base_forms(word: str) -> Iterator[str]:
     yield word[:-1]
 
 
-def attitude(clause: str) -> Predicate | None:
-    """The attitude predicate of a clause, if its subject holds one.
+def attitude(raw: Sequence[str], words: Sequence[str]) -> Predicate | None:
+    """The attitude predicate of a clause (its words), if its subject holds one.
 
     'I detest olives', 'Sam loves jazz', 'My wife hates cilantro', "I can't stand
     noise", "I'm allergic to shellfish", 'We are fond of hiking': the word after a
@@ -95,22 +137,20 @@ def attitude(clause: str) -> Predicate | None:
     'of'/'to'. Past forms ('I lost my keys') and words that are not attitudes
     ('I hurt my knee') are skipped.
     """
-    tokens = [(m.group(), m.group().casefold().replace("’", "'")) for m in WORD.finditer(clause)]
-    for i, (_, word) in enumerate(tokens):
+    for i in _subject_positions(raw, words):
+        word = words[i]
         subject_be = word in SUBJECT_BE
-        if not (subject_be or _is_subject(tokens, i)):
-            continue
         j = i + 1
-        while j < len(tokens) and tokens[j][1] in PRE_VERB:
+        while j < len(words) and words[j] in PRE_VERB:
             j += 1
-        if j >= len(tokens):
+        if j >= len(words):
             return None
-        if subject_be or tokens[j][1] in BE:
-            found = _adjective(tokens, j if subject_be else j + 1)
-        elif word in PLAIN_SUBJECTS or _third_person(tokens[j][1]):
+        if subject_be or words[j] in BE:
+            found = _adjective(words, j if subject_be else j + 1)
+        elif word in PLAIN_SUBJECTS or _third_person(words[j]):
             # 'Sam loves', 'my wife hates': a singular subject's verb ends in -s, which
             # keeps imperatives ('Call support') and nouns ('Our team has') out
-            found = _verb(tokens, j)
+            found = _verb(words, j)
         else:
             found = None
         if found is not None:
@@ -118,14 +158,28 @@ def attitude(clause: str) -> Predicate | None:
     return None
 
 
-def _is_subject(tokens: list[tuple[str, str]], i: int) -> bool:
+_SUBJECT_WORDS = SUBJECTS | SUBJECT_BE
+
+
+def _subject_positions(raw: Sequence[str], words: Sequence[str]) -> list[int]:
+    """Where a subject stands, in order: a pronoun or "I'm" anywhere, a name or
+    'my wife' only first (the set lookup spares a call per word)."""
+    found = [i for i, word in enumerate(words) if word in _SUBJECT_WORDS]
+    if words and 0 not in found and _is_subject(raw, words, 0):
+        found.insert(0, 0)
+    if len(words) > 1 and 1 not in found and _is_subject(raw, words, 1):
+        found.insert(1 if found and found[0] == 0 else 0, 1)
+    return found
+
+
+def _is_subject(raw: Sequence[str], words: Sequence[str], i: int) -> bool:
     """A pronoun anywhere; a name or 'my wife' only where a subject stands: first."""
-    raw, word = tokens[i]
+    word = words[i]
     return (
         word in SUBJECTS
-        or (i == 1 and tokens[0][1] in POSSESSIVES)
+        or (i == 1 and words[0] in POSSESSIVES)
         # "Mei's friends are ...": a possessive names whose noun follows, not a subject
-        or (i == 0 and raw[:1].isupper() and word not in STOPWORDS and not word.endswith("'s"))
+        or (i == 0 and raw[i][:1].isupper() and word not in STOPWORDS and not word.endswith("'s"))
     )
 
 
@@ -133,19 +187,19 @@ def _third_person(word: str) -> bool:
     return word.endswith("s") and not word.endswith("ss")
 
 
-def _verb(tokens: list[tuple[str, str]], j: int) -> Predicate | None:
-    word = tokens[j][1]
-    if word in ("can't", "cannot") and j + 1 < len(tokens) and tokens[j + 1][1] == "stand":
+def _verb(words: Sequence[str], j: int) -> Predicate | None:
+    word = words[j]
+    if word in ("can't", "cannot") and j + 1 < len(words) and words[j + 1] == "stand":
         valence = sentiment_lexicon().get("can't stand", -2.0)
         return Predicate(valence, frozenset({word, "stand"}), absorbed=1)
     found = _valence(word)
     return None if found is None else Predicate(found, frozenset({word}))
 
 
-def _adjective(tokens: list[tuple[str, str]], j: int) -> Predicate | None:
-    while j < len(tokens) and tokens[j][1] in DEGREE:
+def _adjective(words: Sequence[str], j: int) -> Predicate | None:
+    while j < len(words) and words[j] in DEGREE:
         j += 1
-    if j + 1 >= len(tokens) or tokens[j + 1][1] not in ("of", "to"):
+    if j + 1 >= len(words) or words[j + 1] not in ("of", "to"):
         return None
-    valence = _valence(tokens[j][1])
-    return None if valence is None else Predicate(valence, frozenset({tokens[j][1]}))
+    valence = _valence(words[j])
+    return None if valence is None else Predicate(valence, frozenset({words[j]}))

@@ -127,9 +127,7 @@ class PostgresStore(SqlStore):
             )
             self.pool.wait(timeout=self.connect_timeout)
         except (psycopg.Error, PoolTimeout) as exc:
-            raise StoreError(
-                f"cannot connect to PostgreSQL at {self.url}: {self._one_line(exc)}"
-            ) from None
+            raise self._refused(exc) from None
         if migrate:
             try:
                 self.migrate(create=create)
@@ -179,6 +177,9 @@ class PostgresStore(SqlStore):
             raise BadInput(f"a value is too long for PostgreSQL: {self._one_line(exc)}") from None
         except (psycopg.Error, PoolTimeout) as exc:
             raise StoreError(f"PostgreSQL at {self.url}: {self._one_line(exc)}") from None
+
+    def _refused(self, exc: BaseException) -> StoreError:
+        return StoreError(f"cannot connect to PostgreSQL at {self.url}: {self._one_line(exc)}")
 
     def _one_line(self, exc: BaseException) -> str:
         parts = [p.strip() for p in str(exc).splitlines() if p.strip()]

@@ -19,7 +19,6 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from memlineage.errors import StoreError
 from memlineage.store.bridge import await_, entered, run_bridged
 from memlineage.store.postgres import COPY_FROM_ROWS, PostgresStore, PostgresTx, _pg
 from memlineage.store.sql import Tx
@@ -123,9 +122,7 @@ class AsyncPostgresStore(PostgresStore):
             await first.close()
             await self.apool.open(wait=True, timeout=self.connect_timeout)
         except (psycopg.Error, PoolTimeout) as exc:
-            raise StoreError(
-                f"cannot connect to PostgreSQL at {self.url}: {self._one_line(exc)}"
-            ) from None
+            raise self._refused(exc) from None
         if migrate:
             try:
                 await run_bridged(lambda: self.migrate(create=create))

@@ -28,14 +28,14 @@ from memlineage.recall.context import (
     Layout,
     Packed,
     Passage,
+    copied,
     dropped_ids,
     pack,
     query_terms,
     rank,
     section_of,
-    with_scores,
 )
-from memlineage.recall.fusion import Meaning, cosines, nearest, relevance
+from memlineage.recall.fusion import Meaning, cosines_of, nearest, relevance
 from memlineage.recall.prompt import layout
 from memlineage.recall.relevance import bm25
 from memlineage.recall.results import LeftOut, Recall, RecallSet
@@ -158,19 +158,19 @@ def _by_meaning(
     shown = {s for p in passages for s in p.sources}
     cold = [c for c in found.cold if c not in shown]
     ids = [*sorted(shown), *cold]
-    vectors = reader.vectors_of_valid(found.subject, ids, meaning.embedder)
-    if not vectors:
+    rows, matrix = reader.vectors_of_valid(found.subject, ids, meaning.embedder)
+    if not rows:
         return passages
-    cosine = cosines(meaning.vector, vectors)  # one product for every candidate
+    cosine = cosines_of(meaning.vector, rows, matrix)  # one product for every candidate
     near = set(nearest(cold, cosine, COLD_BY_MEANING))
-    passages = passages + _cold_passages(reader, found, near, ops, policy, len(passages))
-    return [_with_similarity(p, cosine) for p in passages]
+    passages = [_with_similarity(p, cosine) for p in passages]
+    return passages + _cold_passages(reader, found, near, ops, policy, len(passages), cosine)
 
 
 def _with_similarity(passage: Passage, cosine: Mapping[str, float]) -> Passage:
     """The passage with the best similarity of its events (None: none has a vector)."""
     found = [cosine[s] for s in passage.sources if s in cosine]
-    return replace(passage, similarity=max(found)) if found else passage
+    return copied(passage, similarity=max(found)) if found else passage
 
 
 def finish(
@@ -192,9 +192,11 @@ def finish(
         )
         lexical = bm25(terms, [p.text for p in candidates], unmatched)
         fused = relevance(lexical, [p.similarity for p in candidates])
-        candidates = with_scores(candidates, fused)
-    ranked = rank(candidates, has_query=bool(terms))
-    packed = pack(ranked, budget, layout(budget) if budget is not None else _FREE)
+        scores = [f or p.score for p, f in zip(candidates, fused, strict=True)]
+        ranked = rank(candidates, has_query=True, scores=scores)
+        packed = _scored(pack(ranked, budget, _layout(budget)), candidates, scores)
+    else:
+        packed = pack(rank(candidates, has_query=False), budget, _layout(budget))
     recalls = tuple(_narrowed(found, packed, query, budget) for found, _ in gathered)
     total_cold = sum(r.left_out.cold_unmatched for r in recalls)
     return RecallSet(
@@ -206,6 +208,17 @@ def finish(
         tokens=packed.tokens if budget is not None else None,
         over_budget=packed.over_budget,
     )
+
+
+def _layout(budget: int | None) -> Layout:
+    return layout(budget) if budget is not None else _FREE
+
+
+def _scored(packed: Packed, candidates: Sequence[Passage], scores: Sequence[float]) -> Packed:
+    """``packed`` with each kept passage given its score: only what is returned is copied."""
+    score = {id(p): s for p, s in zip(candidates, scores, strict=True) if s != p.score}
+    kept = tuple(copied(p, score=score[id(p)]) if id(p) in score else p for p in packed.kept)
+    return replace(packed, kept=kept)
 
 
 def _narrowed(found: Recall, packed: Packed, query: str | None, budget: int | None) -> Recall:
@@ -443,6 +456,7 @@ def _event_passage(
     may_bind: bool = True,
     must_keep: bool | None = None,
     kinds: Sequence[str] | None = None,
+    similarity: float | None = None,
 ) -> list[Passage]:
     """An event as its passage, whole; an event too long for any budget as its marked parts.
 
@@ -473,6 +487,7 @@ def _event_passage(
             project=event.project,
             speaker=event.speaker,
             part=(n + 1, len(parts)) if numbered else None,
+            similarity=similarity,
         )
         for n, text in enumerate(parts)
     ]
@@ -485,8 +500,12 @@ def _cold_passages(
     ops: Sequence[Operation],
     policy: TrustPolicy,
     start: int,
+    cosine: Mapping[str, float] | None = None,
 ) -> list[Passage]:
-    """The valid cold events that matched the query: what cold retrieval returns."""
+    """The valid cold events that matched the query: what cold retrieval returns.
+
+    ``cosine``: the events' similarities to the query, set as they are built.
+    """
     hits = [c for c in found.cold if c in matched]
     if not hits:
         return []
@@ -504,5 +523,6 @@ def _cold_passages(
             {},
             must_keep=False,
             kinds=(),
+            similarity=cosine.get(event.id) if cosine else None,
         )
     return passages

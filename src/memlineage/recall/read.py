@@ -354,12 +354,17 @@ def _binds(event: Event, stored: StoredKinds, open_ids: set[str], sides: dict[st
 
     The stored binding mark is the test without the summary's open items and
     conflict sides; an event checked by detection without the mark, and neither
-    open nor a side here, cannot bind, so it is not extracted again.
+    open nor a side here, cannot bind, so it is not extracted again. One with the
+    mark but without the open-item mark binds for a reason of its own, which the
+    summary's open items and sides cannot take away: not extracted either.
     """
     asked_here = event.id in open_ids or event.id in sides
     checked = event.seq <= stored.through
-    if checked and not asked_here and not may_bind(stored.kinds.get(event.seq, ())):
+    kinds = stored.kinds.get(event.seq, ())
+    if checked and not asked_here and not may_bind(kinds):
         return False
+    if checked and may_bind(kinds) and extract.OPEN_ITEM not in kinds:
+        return True  # it binds by itself, not as an open item: whatever is asked here
     return is_binding(event, extract.event_items(event), open_items=open_ids, conflict_sides=sides)
 
 
@@ -421,7 +426,11 @@ def _event_passages(
 
     ``kinds``: event id -> its item kinds and open-item mark (extract.event_kinds),
     or None for a recall that does not rank (open items are then found in the text).
+    With the kinds, an event binds exactly when it may: its binding mark is the
+    binding test with its own open-item mark as the open items, and the open
+    items here are the events with that mark; so nothing is extracted.
     """
+    known = kinds is not None
     if kinds is None:
         open_ids = set(extract.expected_open_items(events))
         kinds = {}
@@ -440,6 +449,7 @@ def _event_passages(
             open_ids,
             sides,
             may_bind=may,
+            must_keep=may if known else None,
             kinds=kinds.get(event.id, ()),
         )
     return passages

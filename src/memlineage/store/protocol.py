@@ -293,6 +293,7 @@ class Reader(Protocol):
     def vectors_of_valid(
         self, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
     ) -> tuple[list[str], Vectors]: ...
+    def embedder(self) -> tuple[int, EmbedderId] | None: ...
 
 
 class KeyStore(Protocol):

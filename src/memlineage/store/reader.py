@@ -20,7 +20,7 @@ from memlineage.store.rows import (
 )
 from memlineage.store.search import Match, TextSearch
 from memlineage.store.sql import Tx, chunks, marks
-from memlineage.store.vector_rows import stored_vectors, vector_matrix
+from memlineage.store.vector_rows import current_embedder, stored_vectors, vector_matrix
 
 
 class SqlReader:
@@ -191,6 +191,10 @@ class SqlReader:
             ):
                 found[str(event_id)] = str(subject)
         return found
+
+    def embedder(self) -> tuple[int, EmbedderId] | None:
+        """The tenant's current embedder in this snapshot: its number and identity."""
+        return current_embedder(self.tx, self.tenant)
 
     def vectors_of_valid(
         self, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None

@@ -14,6 +14,7 @@ the tail, or in raw mode the valid events; context.py ranks and packs them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -102,7 +103,7 @@ def gather(
             claims=output.claims,
             open_items=output.open_items,
             conflicts=tuple(by_id[c] for c in output.unresolved_conflicts if c in by_id),
-            summary=render_summary(
+            summary=_rendered(
                 output.statements,
                 budget=head.artifact.manifest.budget,
                 over_budget=head.artifact.manifest.over_budget,
@@ -133,6 +134,9 @@ def gather(
         passages = _by_meaning(reader, found, passages, meaning, ops, policy)
     return found, passages
 
+
+# A summary's text, rendered once per statements (a pure function of immutable ones).
+_rendered = functools.lru_cache(maxsize=256)(render_summary)
 
 # The cold events a recall by meaning adds, per subject: more than a 1,764-token
 # budget holds of LoCoMo's lines (about 25 tokens each) for one of two speakers.

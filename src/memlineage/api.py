@@ -46,6 +46,7 @@ from memlineage.store.protocol import (
     Job,
     OpResult,
     PolicyVersion,
+    Reader,
     Rollout,
     Store,
     Swept,
@@ -440,10 +441,12 @@ class Memory:
             raise BadInput("must name at least one non-empty subject", field="subjects")
         if any("\x00" in name for name in names):  # no backend can hold it
             raise BadInput("must not contain NUL (U+0000)", field="subject")
-        meaning = self._meaning(query)
+        meaning: Meaning | None = None
         gathered = []
-        for name in names:
+        for n, name in enumerate(names):
             with self.store.reader(self.tenant) as reader:
+                if n == 0:  # in the first snapshot: no transaction of its own
+                    meaning = self._meaning(query, reader)
                 gathered.append(
                     gather(
                         reader,
@@ -457,15 +460,16 @@ class Memory:
         result = finish(gathered, query, budget)
         return result.recalls[0] if subject is not None else result
 
-    def _meaning(self, query: str | None) -> Meaning | None:
-        """The query's vector, when the tenant's events are embedded by this embedder.
+    def _meaning(self, query: str | None, reader: Reader) -> Meaning | None:
+        """The query's vector, when the tenant's events are embedded by this embedder
+        (the tenant's embedder as ``reader`` sees it).
 
         A tenant that never ran ``embed`` (or embeds with ``none``) ranks by words
         alone; so does a Memory given another embedder than the tenant's.
         """
         if not query or not query_terms(query):
             return None
-        settings = self.store.embedder_settings(self.tenant)
+        settings = reader.embedder()
         if settings is None or settings[1].dims == 0:
             return None
         embedder = self.embedder
@@ -513,8 +517,8 @@ class Memory:
         ``texts``: event id -> the text to match words against (default: the event's).
         Ids of events that are not valid, or that match nothing, come last, scored 0."""
         wanted = list(dict.fromkeys(event_ids))
-        meaning = self._meaning(query)
         with self.store.reader(self.tenant) as reader:
+            meaning = self._meaning(query, reader)
             found_texts = {e.id: e.text for e in reader.events_by_id(subject, wanted)}
             vectors = reader.vectors(subject, wanted, meaning.embedder) if meaning else {}
         found = [i for i in wanted if i in found_texts]

@@ -22,7 +22,6 @@ MAX_EVENT_WORDS = 200
 #: the most words a part holds
 PART_WORDS = 100
 
-_WORD = re.compile(r"\S+")
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
 
 
@@ -33,7 +32,7 @@ def shown_text(text: str) -> str:
 
 def event_parts(text: str) -> list[str]:
     """The numbered parts of ``text``: [the whole text] when it is short enough."""
-    words = _WORD.findall(text)
+    words = text.split()  # what r"\S+" finds (both split at str.isspace), faster
     if len(words) <= MAX_EVENT_WORDS:
         return [" ".join(words)] if words else []
     parts: list[str] = []

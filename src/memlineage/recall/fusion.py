@@ -84,6 +84,14 @@ def cosines(query: Vectors, vectors: Mapping[str, Vectors]) -> dict[str, float]:
     return dict(zip(vectors, scores, strict=True))
 
 
+def cosines_of(query: Vectors, ids: Sequence[str], matrix: Vectors) -> dict[str, float]:
+    """:func:`cosines` of vectors given as the rows of one ``matrix`` (row n: ``ids[n]``)."""
+    if not ids:
+        return {}
+    scores = (matrix @ np.asarray(query, np.float32)).tolist()
+    return dict(zip(ids, scores, strict=True))
+
+
 def similarities(
     query: Vectors, ids: Sequence[str], vectors: Mapping[str, Vectors]
 ) -> list[float | None]:

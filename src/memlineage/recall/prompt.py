@@ -155,7 +155,19 @@ def layout(budget: int | None = None) -> Layout:
         section_header=section,
         footer=both(lambda f: footer(_FOOTER_RESERVE, f)),
         fixed=count_tokens(_json(envelope)),
+        floor=line_floor,
     )
+
+
+def line_floor(passage: Passage) -> int:
+    """A lower bound of a passage's line cost, without the tokenizer: its words plus "-".
+
+    cl100k_base splits a text into pieces before encoding, and no piece holds
+    characters of two words (runs of non-space characters, split at ASCII
+    whitespace); each piece is at least one token. The prose line holds the "-"
+    and every word of the text, and the line's cost is at least the prose's.
+    """
+    return len(passage.text.split()) + 1
 
 
 def _json(document: Any) -> str:

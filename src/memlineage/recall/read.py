@@ -14,6 +14,7 @@ the tail, or in raw mode the valid events; context.py ranks and packs them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -28,14 +29,14 @@ from memlineage.recall.context import (
     Layout,
     Packed,
     Passage,
+    copied,
     dropped_ids,
     pack,
     query_terms,
     rank,
     section_of,
-    with_scores,
 )
-from memlineage.recall.fusion import Meaning, cosines, nearest, relevance
+from memlineage.recall.fusion import Meaning, cosines_of, nearest, relevance
 from memlineage.recall.prompt import layout
 from memlineage.recall.relevance import bm25
 from memlineage.recall.results import LeftOut, Recall, RecallSet
@@ -102,7 +103,7 @@ def gather(
             claims=output.claims,
             open_items=output.open_items,
             conflicts=tuple(by_id[c] for c in output.unresolved_conflicts if c in by_id),
-            summary=render_summary(
+            summary=_rendered(
                 output.statements,
                 budget=head.artifact.manifest.budget,
                 over_budget=head.artifact.manifest.over_budget,
@@ -134,6 +135,9 @@ def gather(
     return found, passages
 
 
+# A summary's text, rendered once per statements (a pure function of immutable ones).
+_rendered = functools.lru_cache(maxsize=256)(render_summary)
+
 # The cold events a recall by meaning adds, per subject: more than a 1,764-token
 # budget holds of LoCoMo's lines (about 25 tokens each) for one of two speakers.
 COLD_BY_MEANING = 50
@@ -158,19 +162,19 @@ def _by_meaning(
     shown = {s for p in passages for s in p.sources}
     cold = [c for c in found.cold if c not in shown]
     ids = [*sorted(shown), *cold]
-    vectors = reader.vectors_of_valid(found.subject, ids, meaning.embedder)
-    if not vectors:
+    rows, matrix = reader.vectors_of_valid(found.subject, ids, meaning.embedder)
+    if not rows:
         return passages
-    cosine = cosines(meaning.vector, vectors)  # one product for every candidate
+    cosine = cosines_of(meaning.vector, rows, matrix)  # one product for every candidate
     near = set(nearest(cold, cosine, COLD_BY_MEANING))
-    passages = passages + _cold_passages(reader, found, near, ops, policy, len(passages))
-    return [_with_similarity(p, cosine) for p in passages]
+    passages = [_with_similarity(p, cosine) for p in passages]
+    return passages + _cold_passages(reader, found, near, ops, policy, len(passages), cosine)
 
 
 def _with_similarity(passage: Passage, cosine: Mapping[str, float]) -> Passage:
     """The passage with the best similarity of its events (None: none has a vector)."""
     found = [cosine[s] for s in passage.sources if s in cosine]
-    return replace(passage, similarity=max(found)) if found else passage
+    return copied(passage, similarity=max(found)) if found else passage
 
 
 def finish(
@@ -192,9 +196,11 @@ def finish(
         )
         lexical = bm25(terms, [p.text for p in candidates], unmatched)
         fused = relevance(lexical, [p.similarity for p in candidates])
-        candidates = with_scores(candidates, fused)
-    ranked = rank(candidates, has_query=bool(terms))
-    packed = pack(ranked, budget, layout(budget) if budget is not None else _FREE)
+        scores = [f or p.score for p, f in zip(candidates, fused, strict=True)]
+        ranked = rank(candidates, has_query=True, scores=scores)
+        packed = _scored(pack(ranked, budget, _layout(budget)), candidates, scores)
+    else:
+        packed = pack(rank(candidates, has_query=False), budget, _layout(budget))
     recalls = tuple(_narrowed(found, packed, query, budget) for found, _ in gathered)
     total_cold = sum(r.left_out.cold_unmatched for r in recalls)
     return RecallSet(
@@ -206,6 +212,17 @@ def finish(
         tokens=packed.tokens if budget is not None else None,
         over_budget=packed.over_budget,
     )
+
+
+def _layout(budget: int | None) -> Layout:
+    return layout(budget) if budget is not None else _FREE
+
+
+def _scored(packed: Packed, candidates: Sequence[Passage], scores: Sequence[float]) -> Packed:
+    """``packed`` with each kept passage given its score: only what is returned is copied."""
+    score = {id(p): s for p, s in zip(candidates, scores, strict=True) if s != p.score}
+    kept = tuple(copied(p, score=score[id(p)]) if id(p) in score else p for p in packed.kept)
+    return replace(packed, kept=kept)
 
 
 def _narrowed(found: Recall, packed: Packed, query: str | None, budget: int | None) -> Recall:
@@ -341,12 +358,17 @@ def _binds(event: Event, stored: StoredKinds, open_ids: set[str], sides: dict[st
 
     The stored binding mark is the test without the summary's open items and
     conflict sides; an event checked by detection without the mark, and neither
-    open nor a side here, cannot bind, so it is not extracted again.
+    open nor a side here, cannot bind, so it is not extracted again. One with the
+    mark but without the open-item mark binds for a reason of its own, which the
+    summary's open items and sides cannot take away: not extracted either.
     """
     asked_here = event.id in open_ids or event.id in sides
     checked = event.seq <= stored.through
-    if checked and not asked_here and not may_bind(stored.kinds.get(event.seq, ())):
+    kinds = stored.kinds.get(event.seq, ())
+    if checked and not asked_here and not may_bind(kinds):
         return False
+    if checked and may_bind(kinds) and extract.OPEN_ITEM not in kinds:
+        return True  # it binds by itself, not as an open item: whatever is asked here
     return is_binding(event, extract.event_items(event), open_items=open_ids, conflict_sides=sides)
 
 
@@ -408,7 +430,11 @@ def _event_passages(
 
     ``kinds``: event id -> its item kinds and open-item mark (extract.event_kinds),
     or None for a recall that does not rank (open items are then found in the text).
+    With the kinds, an event binds exactly when it may: its binding mark is the
+    binding test with its own open-item mark as the open items, and the open
+    items here are the events with that mark; so nothing is extracted.
     """
+    known = kinds is not None
     if kinds is None:
         open_ids = set(extract.expected_open_items(events))
         kinds = {}
@@ -427,6 +453,7 @@ def _event_passages(
             open_ids,
             sides,
             may_bind=may,
+            must_keep=may if known else None,
             kinds=kinds.get(event.id, ()),
         )
     return passages
@@ -443,6 +470,7 @@ def _event_passage(
     may_bind: bool = True,
     must_keep: bool | None = None,
     kinds: Sequence[str] | None = None,
+    similarity: float | None = None,
 ) -> list[Passage]:
     """An event as its passage, whole; an event too long for any budget as its marked parts.
 
@@ -473,6 +501,7 @@ def _event_passage(
             project=event.project,
             speaker=event.speaker,
             part=(n + 1, len(parts)) if numbered else None,
+            similarity=similarity,
         )
         for n, text in enumerate(parts)
     ]
@@ -485,8 +514,12 @@ def _cold_passages(
     ops: Sequence[Operation],
     policy: TrustPolicy,
     start: int,
+    cosine: Mapping[str, float] | None = None,
 ) -> list[Passage]:
-    """The valid cold events that matched the query: what cold retrieval returns."""
+    """The valid cold events that matched the query: what cold retrieval returns.
+
+    ``cosine``: the events' similarities to the query, set as they are built.
+    """
     hits = [c for c in found.cold if c in matched]
     if not hits:
         return []
@@ -504,5 +537,6 @@ def _cold_passages(
             {},
             must_keep=False,
             kinds=(),
+            similarity=cosine.get(event.id) if cosine else None,
         )
     return passages

@@ -20,7 +20,7 @@ from memlineage.store.rows import (
 )
 from memlineage.store.search import Match, TextSearch
 from memlineage.store.sql import Tx, chunks, marks
-from memlineage.store.vector_rows import stored_vectors, vectors_by_id
+from memlineage.store.vector_rows import current_embedder, stored_vectors, vector_matrix
 
 
 class SqlReader:
@@ -192,12 +192,17 @@ class SqlReader:
                 found[str(event_id)] = str(subject)
         return found
 
+    def embedder(self) -> tuple[int, EmbedderId] | None:
+        """The tenant's current embedder in this snapshot: its number and identity."""
+        return current_embedder(self.tx, self.tenant)
+
     def vectors_of_valid(
         self, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
-    ) -> dict[str, Vectors]:
+    ) -> tuple[list[str], Vectors]:
         """:meth:`vectors` for ids the caller read as valid in this snapshot (a recall's
-        candidates): validity is not decided again, so the events are not read."""
-        return vectors_by_id(self.tx, self.tenant, subject, ids, embedder)
+        candidates), as the ids that have one and their rows of one matrix: validity
+        is not decided again, so the events are not read."""
+        return vector_matrix(self.tx, self.tenant, subject, ids, embedder)
 
     def vectors(
         self, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None

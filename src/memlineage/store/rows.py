@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -85,11 +86,24 @@ def artifact_from_row(row: Sequence[Any]) -> Artifact:
         subject=subject,
         status=ArtifactStatus(status),
         manifest=Manifest.from_json(json.loads(manifest)),
-        output=Output.from_json(json.loads(output)) if output else None,
+        output=output_from_json(output) if output else None,
         gate=gate_from_json(json.loads(gate)),
         reason=reason,
         created_at=created_at,
     )
+
+
+#: stored outputs parsed and kept per process (a summary's is some 14 KB of JSON)
+OUTPUT_CACHE = 256
+
+
+@functools.lru_cache(maxsize=OUTPUT_CACHE)
+def output_from_json(text: str) -> Output:
+    """A stored output, parsed once per text: every recall in summary mode reads its
+    artifact's. A pure cache of a pure function (the text is the key, and the
+    parsed output is immutable: frozen, of tuples), so nothing of the store is
+    remembered."""
+    return Output.from_json(json.loads(text))
 
 
 def dumps(value: Any) -> str:

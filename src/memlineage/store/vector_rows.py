@@ -49,13 +49,22 @@ def stored_vectors(
     return [(event_from_row(row[:-1]), from_bytes(row[-1])) for row in rows]
 
 
-def vectors_by_id(
+def vector_matrix(
     tx: Tx, tenant: str, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
-) -> dict[str, Vectors]:
-    """Event id -> its vector of ``embedder`` (default: the current one), for the ids that
-    have one; the events themselves are not read (the caller knows they are valid)."""
+) -> tuple[list[str], Vectors]:
+    """The ids that have a vector of ``embedder`` (default: the current one), and those
+    vectors as the rows of one float32 matrix, in the same order; the events
+    themselves are not read (the caller knows they are valid).
+
+    One conversion of all the rows' bytes, not one per row: a recall reads a
+    hundred vectors.
+    """
     rows = _vector_rows(tx, tenant, subject, ids, embedder, "e.id")
-    return {str(row[0]): from_bytes(row[1]) for row in rows}
+    if not rows:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    data = b"".join(bytes(row[1]) for row in rows)
+    matrix = np.frombuffer(data, dtype=STORED).reshape(len(rows), -1).astype(np.float32)
+    return [str(row[0]) for row in rows], matrix
 
 
 def _vector_rows(

@@ -20,7 +20,9 @@ MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 100
 MAX_TOP_MODULES = 10
 DRIVERS = ("sqlite3", "psycopg", "psycopg_pool")
-BACKENDS = tuple(f"memlineage.store.{name}" for name in ("sqlite", "postgres", "base", "core"))
+BACKENDS = tuple(
+    f"memlineage.store.{name}" for name in ("sqlite", "postgres", "postgres_async", "base", "core")
+)
 
 
 @functools.cache

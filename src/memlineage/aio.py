@@ -9,7 +9,7 @@ Every public method of :class:`memlineage.Memory` is here as a coroutine with th
 same arguments and result.
 
 On PostgreSQL the store is psycopg's async connection pool
-(store/postgres_async.py): reads and writes run on the event loop and await
+(memlineage.store.async_store): reads and writes run on the event loop and await
 the server, so a task that waits for a lock or a slow query holds neither a
 thread nor the loop; many tasks share the pool's connections. The work that
 is mostly CPU (consolidation, verification, evaluation, embedding, detection,
@@ -35,9 +35,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memlineage.api import Memory
 from memlineage.recall.embed import Embedder
-from memlineage.store import default_url, postgres_url
+from memlineage.store import AsyncStore, async_store
 from memlineage.store.bridge import run_bridged
-from memlineage.store.postgres_async import AsyncPostgresStore
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -74,15 +73,14 @@ class AsyncMemory:
         the file opens; on PostgreSQL nothing connects until the first call (a refused
         connection raises there). ``max_workers``: the thread pool's size (default:
         ``store.parallelism()``)."""
-        postgres = postgres_url(db or default_url()) if "store" not in options else None
-        self._unopened: AsyncPostgresStore | None = None
-        if postgres is not None:
+        store = async_store(db) if "store" not in options else None
+        self._unopened: AsyncStore | None = store
+        if store is not None:
             self._create = options.pop("create", True)
-            self._unopened = AsyncPostgresStore(postgres)
-            self.memory = Memory(store=self._unopened, **options)
+            self.memory = Memory(store=store, **options)
         else:
             self.memory = Memory(db, **options)
-        self.on_loop = postgres is not None  # reads and writes awaited on the event loop
+        self.on_loop = store is not None  # reads and writes awaited on the event loop
         self.tenant = self.memory.tenant
         workers = max_workers or self.memory.store.parallelism()
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="memlineage")

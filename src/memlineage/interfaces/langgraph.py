@@ -56,9 +56,8 @@ from memlineage.model import Event
 from memlineage.raw.ingest import utc_now
 from memlineage.raw.validity import source_state
 from memlineage.recall.embed import Vectors, normalised
-from memlineage.store import default_url, postgres_url
+from memlineage.store import async_store
 from memlineage.store.bridge import run_bridged
-from memlineage.store.postgres_async import AsyncPostgresStore
 
 ID_PREFIX = "lg"
 # A put that lost a race for a version id reads the key again; each retry means
@@ -181,7 +180,8 @@ class MemlineageStore(BaseStore):
         self.embedder = IndexEmbedder(index) if index is not None else None
         self.memory = Memory(db, tenant=tenant, embedder=self.embedder)
         self._threads = ThreadPoolExecutor(self.memory.store.parallelism())
-        self._postgres = postgres_url(db or default_url())
+        self._db = db
+        self._async = async_store(db) is not None  # PostgreSQL: async methods on its pool
         self._on_loop: tuple[asyncio.AbstractEventLoop, MemlineageStore] | None = None
 
     def close(self) -> None:
@@ -205,19 +205,20 @@ class MemlineageStore(BaseStore):
         """On PostgreSQL the operations await psycopg's async pool on this event loop
         (AsyncMemory's path); on SQLite they run in this store's thread (its one connection)."""
         batch = list(ops)
-        if self._postgres is None:
+        if not self._async:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self._threads, self.batch, batch)
-        twin = await self._twin_on_loop(self._postgres)
+        twin = await self._twin_on_loop()
         return await run_bridged(lambda: twin.batch(batch))
 
-    async def _twin_on_loop(self, url: str) -> MemlineageStore:
+    async def _twin_on_loop(self) -> MemlineageStore:
         """This store over an async pool of the running loop (one per loop: a pool is
         tied to the loop that opened it)."""
         loop = asyncio.get_running_loop()
         if self._on_loop is not None and self._on_loop[0] is loop:
             return self._on_loop[1]
-        store = AsyncPostgresStore(url, pool_size=self.memory.store.parallelism())
+        store = async_store(self._db, pool_size=self.memory.store.parallelism())
+        assert store is not None  # self._async: the backend has an async store
         await store.open(migrate=False)  # the synchronous store migrated it
         twin = copy.copy(self)
         twin.memory = Memory(store=store, tenant=self.memory.tenant, embedder=self.embedder)

@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
 from memlineage.errors import StoreError
-from memlineage.store.protocol import Appended, Head, OpResult, Reader, Store
+from memlineage.store.protocol import Appended, AsyncStore, Head, OpResult, Reader, Store
 
 DEFAULT_DB = "memlineage.db"
 # ``host=... dbname=...``: a libpq keyword/value connection string, not a file name.
@@ -55,6 +55,17 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
     )
 
 
+def async_store(url: str | None = None, *, pool_size: int = 4) -> AsyncStore | None:
+    """The store at ``url`` over an asynchronous driver, not connected yet (``await
+    store.open()`` on the loop that will use it); None when the backend has none (SQLite)."""
+    postgres = postgres_url(url or default_url())
+    if postgres is None:
+        return None
+    from memlineage.store.postgres_async import AsyncPostgresStore
+
+    return AsyncPostgresStore(postgres, pool_size=pool_size)
+
+
 def postgres_url(url: str) -> str | None:
     """The ``postgresql://`` URL ``url`` names (a libpq keyword DSN converted), or None."""
     if _KEYWORD_DSN.match(url):
@@ -79,4 +90,13 @@ def keyword_dsn_url(dsn: str) -> str:
     return "postgresql://?" + urlencode({k: str(v) for k, v in params.items()})
 
 
-__all__ = ["Appended", "Head", "OpResult", "Reader", "Store", "open_store"]
+__all__ = [
+    "Appended",
+    "AsyncStore",
+    "Head",
+    "OpResult",
+    "Reader",
+    "Store",
+    "async_store",
+    "open_store",
+]

@@ -527,6 +527,13 @@ class Store(
         ...
 
 
+class AsyncStore(Store, Protocol):
+    """A store whose statements are awaited on an event loop (store/bridge.py): its
+    methods run inside ``run_bridged`` or in a thread, once ``open`` has run on the loop."""
+
+    async def open(self, *, migrate: bool = True, create: bool = True) -> None: ...
+
+
 @dataclass(frozen=True)
 class Embedded:
     """One run of the embedding job over a subject."""

@@ -44,7 +44,7 @@ def report(
 ) -> None:
     line = f"{name:<44} {value:>12,.2f} {unit}"
     if baseline is not None and ratio is not None:
-        line += f"   ratio vs {baseline}: {ratio:.2f}"
+        line += f"   ratio vs {baseline}: {ratio:.3g}"  # 3 digits: 0.0456, 0.885, 11.2
     print(line, flush=True)
 
 

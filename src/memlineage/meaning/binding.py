@@ -35,7 +35,7 @@ from collections.abc import Collection, Sequence
 
 from memlineage.meaning import extract
 from memlineage.meaning.extract import is_open_item, split_sentences
-from memlineage.meaning.extract.patterns import folded, holds_any
+from memlineage.meaning.extract.patterns import MEASURED_OBLIGATION, folded, holds_any
 from memlineage.model import Event, Item
 
 CONFLICT_SIDE = "conflict side"
@@ -185,17 +185,13 @@ _NOT_REQUIRED = re.compile(
 )
 
 
-# "how much work we still have to do": what remains, measured in wonder, not a rule.
-_MEASURED = re.compile(
-    r"\bhow\s+(?:much|many|far|long)\b[^.!?]*\b(?:have|has|need|needs)\s+to\b", re.I
-)
 _RULE_MODAL = re.compile(r"\b(?:must|may|cannot|can't|shouldn't|should not|should never)\b", re.I)
 
 
 def _rule_clause(clause: str) -> bool:
     """An extracted constraint that states a rule (not "always" alone, a guess or advice)."""
     text = SPEAKER_PREFIX.sub("", clause, count=1).replace("’", "'").strip()
-    if not text or text.endswith("?") or _IDIOMS.search(text) or _MEASURED.search(text):
+    if not text or text.endswith("?") or _IDIOMS.search(text) or MEASURED_OBLIGATION.search(text):
         return False
     if _HABIT_ONLY.search(text) and not _OBLIGATION.search(text):
         return False

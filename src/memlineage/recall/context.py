@@ -266,12 +266,8 @@ def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packe
         if limit - used < MIN_LINE_TOKENS or misses >= SKIP_LIMIT:
             dropped.extend(rest[position:])
             break
-        if layout.floor(passage) > limit - used:  # too long whatever its exact count
-            dropped.append(passage)
-            misses += 1
-            continue
-        extra = cost(passage)
-        if used + extra > limit:
+        # the floor first: a passage too long whatever its exact count is not counted
+        if layout.floor(passage) > limit - used or used + (extra := cost(passage)) > limit:
             dropped.append(passage)
             misses += 1
             continue

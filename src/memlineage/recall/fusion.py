@@ -72,20 +72,10 @@ def fuse(bm25: Sequence[float], similarity: Sequence[float | None], k: int = RRF
     return rrf([ranks(bm25, keep_zero=False), ranks(similarity)], k)
 
 
-def cosines(query: Vectors, vectors: Mapping[str, Vectors]) -> dict[str, float]:
-    """The cosine of every vector with the unit ``query``, in one matrix product.
-
-    Vectors are unit length (embed.normalised), so a dot product is the cosine.
-    """
-    if not vectors:
-        return {}
-    matrix = np.stack(list(vectors.values())).astype(np.float32, copy=False)
-    scores = (matrix @ np.asarray(query, np.float32)).tolist()
-    return dict(zip(vectors, scores, strict=True))
-
-
 def cosines_of(query: Vectors, ids: Sequence[str], matrix: Vectors) -> dict[str, float]:
-    """:func:`cosines` of vectors given as the rows of one ``matrix`` (row n: ``ids[n]``)."""
+    """The cosine of each row of ``matrix`` (row n: ``ids[n]``) with the unit ``query``, in
+    one matrix product. Vectors are unit length (embed.normalised): a dot product is the
+    cosine."""
     if not ids:
         return {}
     scores = (matrix @ np.asarray(query, np.float32)).tolist()
@@ -96,7 +86,11 @@ def similarities(
     query: Vectors, ids: Sequence[str], vectors: Mapping[str, Vectors]
 ) -> list[float | None]:
     """The cosine of each candidate's vector with the unit ``query`` (None: no vector)."""
-    found = cosines(query, {i: vectors[i] for i in ids if i in vectors})
+    present = [i for i in ids if i in vectors]
+    if not present:
+        return [None] * len(ids)
+    matrix = np.stack([vectors[i] for i in present]).astype(np.float32, copy=False)
+    found = cosines_of(query, present, matrix)
     return [found.get(i) for i in ids]
 
 

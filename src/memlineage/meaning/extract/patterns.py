@@ -292,8 +292,12 @@ OPEN_MARKERS = re.compile(
     re.IGNORECASE,
 )
 # "how much work we still have to do", "how far we still have to go": what remains,
-# measured in wonder, not a task anyone took on. Same sentence, before the marker.
-MEASURED_REMAINDER = re.compile(r"\bhow\s+(?:much|many|far|long)\b[^.!?]*$", re.IGNORECASE)
+# measured in wonder, neither a task anyone took on nor a rule. One sentence.
+_MEASURE = r"\bhow\s+(?:much|many|far|long)\b[^.!?]*"
+#: a measure ending where an open-item marker starts (searched with that end)
+MEASURED_REMAINDER = re.compile(_MEASURE + "$", re.IGNORECASE)
+#: a measure whose "have to" tells what remains, not what is required (binding.py)
+MEASURED_OBLIGATION = re.compile(_MEASURE + r"\b(?:have|has|need|needs)\s+to\b", re.IGNORECASE)
 
 
 def folded(text: str) -> str:

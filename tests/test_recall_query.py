@@ -455,6 +455,39 @@ def test_several_subjects_share_one_budget(memory: Memory) -> None:
     assert both.left_out.budget_count > alone.left_out.budget_count
 
 
+def test_a_question_naming_one_of_several_subjects_prefers_what_is_theirs(
+    memory: Memory,
+) -> None:
+    # the same words in both subjects' events; the question is about Sam
+    memory.add(
+        [
+            ev("k-1", "The picnic by the lake was on Friday.", "team/kim"),
+            ev("s-1", "The picnic by the lake was on Monday.", "team/sam"),
+        ]
+    )
+    subjects = ["team/kim", "team/sam"]
+    asked = memory.recall(subjects=subjects, query="When does Sam remember the picnic?", budget=65)
+    text = render(asked, "markdown")
+    assert "Monday" in text and "Friday" not in text
+    # a question naming neither keeps the usual order: the first subject's line first
+    neither = memory.recall(subjects=subjects, query="picnic by the lake", budget=65)
+    assert "Friday" in render(neither, "markdown")
+
+
+def test_a_question_naming_a_speaker_prefers_their_messages(memory: Memory) -> None:
+    memory.add(
+        [
+            ev("m-1", "We had the picnic by the lake on Monday.", speaker="Sam"),
+            ev("m-2", "We had the picnic by the lake on Friday.", speaker="Kim"),
+        ]
+    )
+    asked = memory.recall("user-7", query="When did Sam have the picnic?", budget=65)
+    text = render(asked, "markdown")
+    assert "Monday" in text and "Friday" not in text
+    neither = memory.recall("user-7", query="When was the picnic?", budget=65)
+    assert "Friday" in render(neither, "markdown")  # the newest first
+
+
 # -- the command line --
 
 

@@ -38,7 +38,7 @@ from memlineage.recall.context import (
 )
 from memlineage.recall.fusion import Meaning, cosines_of, nearest, relevance
 from memlineage.recall.prompt import layout
-from memlineage.recall.relevance import bm25
+from memlineage.recall.relevance import bm25, named
 from memlineage.recall.results import LeftOut, Recall, RecallSet
 from memlineage.store.protocol import Reader, StoredKinds
 
@@ -196,7 +196,11 @@ def finish(
         )
         lexical = bm25(terms, [p.text for p in candidates], unmatched)
         fused = relevance(lexical, [p.similarity for p in candidates])
-        scores = [f or p.score for p, f in zip(candidates, fused, strict=True)]
+        scores = named(
+            terms,
+            [(p.subject, p.speaker) for p in candidates],
+            [f or p.score for p, f in zip(candidates, fused, strict=True)],
+        )
         ranked = rank(candidates, has_query=True, scores=scores)
         packed = _scored(pack(ranked, budget, _layout(budget)), candidates, scores)
     else:

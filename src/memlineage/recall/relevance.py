@@ -15,6 +15,10 @@ Words are stemmed with the Snowball English stemmer (PyStemmer, the C build of
 the same algorithm PostgreSQL's ``'english'`` configuration uses), so a query
 for "painting" finds "paints". Scores are Okapi BM25 with the usual k1 = 1.2,
 b = 0.75 and the always-positive IDF ``ln(1 + (N - n + 0.5) / (n + 0.5))``.
+
+A passage of someone the query names (its subject or its speaker) weighs
+NAMED_WEIGHT times its relevance (:func:`named`): "what did Sam say" is about
+Sam's memory more than about the lines of others that mention Sam.
 """
 
 from __future__ import annotations
@@ -125,3 +129,29 @@ def bm25(terms: Sequence[str], texts: Sequence[str], unmatched: int = 0) -> list
         norm = K1 * (1 - B + B * words / average)
         scores.append(sum((idf[s] * c * (K1 + 1) / (c + norm) for s, c in counts.items()), 0.0))
     return scores
+
+
+# How much more a passage of someone the query names weighs. Measured on LoCoMo
+# (docs/recall.md, "Whose memory a question asks about"): 1.3, 1.5 and 2.0 all
+# raised evidence recall at every budget on both views; 1.5 was best or within
+# 0.003. It only reorders passages of different people: when the query names the
+# subject of every candidate (a recall of one subject), all weigh the same.
+NAMED_WEIGHT = 1.5
+
+
+@functools.lru_cache(maxsize=4096)
+def names_of(subject: str, speaker: str | None) -> frozenset[str]:
+    """The words that name whose a passage is: its subject id's and its speaker's."""
+    return frozenset(_WORD.findall(f"{subject} {speaker or ''}".lower()))
+
+
+def named(
+    terms: Sequence[str], owners: Sequence[tuple[str, str | None]], scores: Sequence[float]
+) -> list[float]:
+    """``scores`` with those of passages whose (subject, speaker) the query ``terms``
+    name weighed NAMED_WEIGHT times."""
+    asked = frozenset(terms)
+    return [
+        score * NAMED_WEIGHT if score and asked & names_of(*owner) else score
+        for owner, score in zip(owners, scores, strict=True)
+    ]

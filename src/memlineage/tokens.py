@@ -44,8 +44,9 @@ CACHED_TEXT = 1_000
 
 
 def _count(encoding: tiktoken.Encoding, text: str) -> int:
-    # disallowed_special=() : a text that happens to contain '<|endoftext|>' is just text
-    return len(encoding.encode(text, disallowed_special=()))
+    # a text that happens to contain '<|endoftext|>' is just text: encode_ordinary is
+    # encode(text, disallowed_special=()) without looking for special tokens
+    return len(encoding.encode_ordinary(text))
 
 
 @functools.lru_cache(maxsize=1 << 17)

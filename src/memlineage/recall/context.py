@@ -152,6 +152,46 @@ def section_of(
     return "facts"
 
 
+def new_passage(
+    subject: str,
+    text: str,
+    sources: tuple[str, ...],
+    at: str | None,
+    section: str,
+    origin: str,
+    must_keep: bool,
+    order: int,
+    *,
+    conflict: str | None = None,
+    project: str | None = None,
+    speaker: str | None = None,
+    part: tuple[int, int] | None = None,
+    similarity: float | None = None,
+) -> Passage:
+    """``Passage(...)`` with these fields (score 0.0), built without the frozen
+    dataclass's ``__init__`` (one ``object.__setattr__`` per field): a recall
+    builds a passage for each of its hundred-odd candidates. Every field is set,
+    in field order, as ``__init__`` sets them."""
+    passage = object.__new__(Passage)
+    passage.__dict__.update(
+        subject=subject,
+        text=text,
+        sources=sources,
+        at=at,
+        section=section,
+        origin=origin,
+        must_keep=must_keep,
+        order=order,
+        score=0.0,
+        conflict=conflict,
+        project=project,
+        speaker=speaker,
+        part=part,
+        similarity=similarity,
+    )
+    return passage
+
+
 def copied(
     passage: Passage, *, score: float | None = None, similarity: float | None = None
 ) -> Passage:

@@ -31,6 +31,7 @@ from memlineage.recall.context import (
     Passage,
     copied,
     dropped_ids,
+    new_passage,
     pack,
     query_terms,
     rank,
@@ -308,7 +309,7 @@ def _summary_passages(
             is_open = any(s in open_ids for s in sources)
             item_kinds = [k for s in sources for k in claims.get(s, ())]
             passages.append(
-                Passage(
+                new_passage(
                     subject,
                     statement.text,
                     sources,
@@ -488,7 +489,7 @@ def _event_passage(
     parts = event_parts(event.text) or [event.text]
     numbered = len(parts) > 1
     return [
-        Passage(
+        new_passage(
             subject,
             text,
             (event.id,),

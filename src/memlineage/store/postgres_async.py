@@ -59,6 +59,10 @@ class AsyncPostgresTx(PostgresTx):
         rows = await_(cursor.fetchall(), self.loop) if cursor.description is not None else []
         return FetchedRows(rows, cursor.rowcount)
 
+    def all_binary(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        cursor = await_(self.aconn.execute(_pg(sql), params, binary=True), self.loop)
+        return list(await_(cursor.fetchall(), self.loop))
+
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)
         if len(rows) == 1:  # a pipeline costs more than it saves for one statement

@@ -22,6 +22,9 @@ from memlineage.store.search import Match, TextSearch
 from memlineage.store.sql import Tx, chunks, marks
 from memlineage.store.vector_rows import current_embedder, stored_vectors, vector_matrix
 
+# The artifact's columns as head() reads them, from its LEFT JOIN (alias ``r``).
+_HEAD_ARTIFACT = ", ".join(f"r.{c.strip()}" for c in ARTIFACT_COLUMNS.split(","))
+
 
 class SqlReader:
     """Reads of one tenant inside one snapshot."""
@@ -92,18 +95,21 @@ class SqlReader:
         return StoredKinds(int(rows[0][0]), kinds)
 
     def head(self, subject: str) -> Head | None:
+        """Clock, alias and the alias's artifact (of this subject), in one statement."""
         row = self.tx.one(
             "SELECT c.high_water, c.epoch, a.artifact_id, a.source_epoch, a.covers_through,"
-            " a.bypassed FROM clocks c JOIN aliases a"
+            f" a.bypassed, {_HEAD_ARTIFACT} FROM clocks c JOIN aliases a"
             " ON a.tenant = c.tenant AND a.subject = c.subject"
+            " LEFT JOIN artifacts r ON r.tenant = a.tenant AND r.id = a.artifact_id"
+            " AND r.subject = a.subject"
             " WHERE c.tenant = ? AND c.subject = ?",
             (self.tenant, subject),
         )
         if row is None:
             return None
-        high_water, epoch, artifact_id, source_epoch, covers, bypassed = row
+        high_water, epoch, artifact_id, source_epoch, covers, bypassed = row[:6]
         alias = Alias(artifact_id, int(source_epoch), int(covers), bool(bypassed))
-        artifact = self.artifact(artifact_id, subject) if artifact_id else None
+        artifact = artifact_from_row(row[6:]) if artifact_id and row[6] is not None else None
         return Head(Clock(int(high_water), int(epoch)), alias, artifact)
 
     def events(self, subject: str, *, after: int = 0, through: int | None = None) -> list[Event]:
@@ -121,15 +127,19 @@ class SqlReader:
         return self._events_where(subject, "seq", seqs)
 
     def _events_where(self, subject: str, column: str, values: Sequence[Any]) -> list[Event]:
-        """The subject's events whose ``column`` (id or seq) is one of ``values``."""
+        """The subject's events whose ``column`` (id or seq) is one of ``values``.
+
+        PostgreSQL takes the values as one array, so the statement's text does not
+        change with their number (parsed once, then prepared); SQLite as IN lists.
+        """
         found: list[Event] = []
-        for chunk in chunks(values):
+        for condition, params in self.tx.where_in(column, values):
             found.extend(
                 event_from_row(r)
                 for r in self.tx.all(
                     f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ?"
-                    f" AND {column} IN ({marks(len(chunk))})",
-                    (self.tenant, subject, *chunk),
+                    f" AND {condition}",
+                    (self.tenant, subject, *params),
                 )
             )
         return found

@@ -37,6 +37,10 @@ class TiktokenTokenizer:
             return _cached_count(self.name, text)
         return _count(self._encoding, text)
 
+    def count_uncached(self, text: str) -> int:
+        """``count`` without its memo: for a caller that keeps its own."""
+        return _count(self._encoding, text)
+
 
 #: texts up to this many characters (a summary's lines) have their count remembered:
 #: a budgeted run counts every line, and most lines are the parent's

@@ -54,8 +54,10 @@ class PostgresTx(Tx):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.conn.execute(_pg(sql), params)
 
-    def all_binary(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        return self.conn.execute(_pg(sql), params, binary=True).fetchall()
+    def all_unprepared(
+        self, sql: str, params: Sequence[Any] = (), *, binary: bool = False
+    ) -> list[Any]:
+        return self.conn.execute(_pg(sql), params, prepare=False, binary=binary).fetchall()
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)

@@ -59,9 +59,11 @@ class AsyncPostgresTx(PostgresTx):
         rows = await_(cursor.fetchall(), self.loop) if cursor.description is not None else []
         return FetchedRows(rows, cursor.rowcount)
 
-    def all_binary(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        cursor = await_(self.aconn.execute(_pg(sql), params, binary=True), self.loop)
-        return list(await_(cursor.fetchall(), self.loop))
+    def all_unprepared(
+        self, sql: str, params: Sequence[Any] = (), *, binary: bool = False
+    ) -> list[Any]:
+        query = self.aconn.execute(_pg(sql), params, prepare=False, binary=binary)
+        return list(await_(await_(query, self.loop).fetchall(), self.loop))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)

@@ -130,13 +130,15 @@ class SqlReader:
         """The subject's events whose ``column`` (id or seq) is one of ``values``.
 
         PostgreSQL takes the values as one array, so the statement's text does not
-        change with their number (parsed once, then prepared); SQLite as IN lists.
+        change with their number (converted once by the driver), planned for them
+        as their IN list was (the rows' order, which some callers keep, is the
+        plan's); SQLite as IN lists.
         """
         found: list[Event] = []
         for condition, params in self.tx.where_in(column, values):
             found.extend(
                 event_from_row(r)
-                for r in self.tx.all(
+                for r in self.tx.all_unprepared(
                     f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ?"
                     f" AND {condition}",
                     (self.tenant, subject, *params),

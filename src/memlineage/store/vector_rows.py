@@ -78,7 +78,8 @@ def _vector_rows(
     """``columns`` of the events among ``ids``, then their vector of ``embedder``.
 
     The embedder's numbers are found by the statement itself (a subquery): one
-    round trip, not two.
+    round trip, not two. Unprepared: the rows' order is the plan's, and a recall
+    multiplies them as one matrix, whose products depend on the rows' positions.
     """
     if embedder is None:
         current = current_embedder(tx, tenant)
@@ -89,7 +90,7 @@ def _vector_rows(
         return []
     found: list[Any] = []
     for condition, params in tx.where_in("e.id", list(dict.fromkeys(ids))):
-        found += tx.all_binary(
+        found += tx.all_unprepared(
             f"SELECT {columns}, v.vector FROM events e JOIN event_vectors v"
             " ON v.tenant = e.tenant AND v.subject = e.subject AND v.seq = e.seq"
             f" WHERE e.tenant = ? AND e.subject = ? AND {condition}"
@@ -104,6 +105,7 @@ def _vector_rows(
                 embedder.version,
                 embedder.dims,
             ),
+            binary=True,
         )
     return found
 

@@ -61,33 +61,52 @@ class SqlReader:
         return self.text_search
 
     def stored_kinds(
-        self, subject: str, *, after: int = 0, seqs: Sequence[int] | None = None
+        self,
+        subject: str,
+        *,
+        after: int = 0,
+        seqs: Sequence[int] | None = None,
+        or_after: int | None = None,
     ) -> StoredKinds:
         """The item kinds stored for the subject's events after ``after``; only those of
         ``seqs`` when given (a read that follows the events asked about, not the
-        subject's history)."""
+        subject's history), and then also those of every event after ``or_after``
+        when given (a summary's cited events and its tail, in one read)."""
         if seqs is None:
             return self._kinds(subject, after, ())
+        wanted = sorted(set(seqs))
+        if not wanted:
+            return StoredKinds(0, {}) if or_after is None else self._kinds(subject, or_after, ())
         through, kinds = 0, {}
-        for chunk in chunks(sorted(set(seqs))):
-            part = self._kinds(subject, after, chunk)
+        for chunk in chunks(wanted):
+            part = self._kinds(subject, after, chunk, or_after)
             through = part.through  # the same clock row in every chunk
             kinds.update(part.kinds)
         return StoredKinds(through, kinds)
 
-    def _kinds(self, subject: str, after: int, seqs: Sequence[int]) -> StoredKinds:
-        """One query: the watermark and the kinds rows (of ``seqs`` only, when given).
+    def _kinds(
+        self, subject: str, after: int, seqs: Sequence[int], or_after: int | None = None
+    ) -> StoredKinds:
+        """One query: the watermark and the kinds rows (of ``seqs`` only, when given,
+        and of those after ``or_after``).
 
         The clock row comes back even without a kinds row (the LEFT JOIN), with
         the watermark; none comes back when the kinds are of other rules.
         """
-        only = f" AND k.seq IN ({marks(len(seqs))})" if seqs else ""
+        only = ""
+        extra: tuple[int, ...] = ()
+        if seqs:
+            among = f"k.seq IN ({marks(len(seqs))})"
+            if or_after is None:
+                only = f" AND {among}"
+            else:
+                only, extra = f" AND ({among} OR k.seq > ?)", (or_after,)
         rows = self.tx.all(
             "SELECT c.kinds_through, k.seq, k.kinds FROM clocks c LEFT JOIN event_kinds k"
             " ON k.tenant = c.tenant AND k.subject = c.subject AND k.seq > ?"
             f" AND k.seq <= c.kinds_through{only}"
             " WHERE c.tenant = ? AND c.subject = ? AND c.kinds_rules = ?",
-            (after, *seqs, self.tenant, subject, extract.RULES_VERSION),
+            (after, *seqs, *extra, self.tenant, subject, extract.RULES_VERSION),
         )
         if not rows:
             return StoredKinds(0, {})

@@ -74,5 +74,5 @@ def test_every_word_of_a_real_vocabulary_contains_its_stems_prefix(shared_data: 
     raw = (shared_data / "locomo" / "locomo10.json").read_text("utf-8")
     words = sorted(set(re.findall(r"[^\W_]+", raw.lower())))
     assert len(words) > 5000
-    missed = [w for w in words if prefixes_of(frozenset({stem(w)})).search(w) is None]
+    missed = [w for w in words if not any(p in w for p in prefixes_of(frozenset({stem(w)})))]
     assert missed == []

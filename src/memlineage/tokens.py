@@ -37,6 +37,10 @@ class TiktokenTokenizer:
             return _cached_count(self.name, text)
         return _count(self._encoding, text)
 
+    def count_uncached(self, text: str) -> int:
+        """``count`` without its memo: for a caller that keeps its own."""
+        return _count(self._encoding, text)
+
 
 #: texts up to this many characters (a summary's lines) have their count remembered:
 #: a budgeted run counts every line, and most lines are the parent's
@@ -44,8 +48,9 @@ CACHED_TEXT = 1_000
 
 
 def _count(encoding: tiktoken.Encoding, text: str) -> int:
-    # disallowed_special=() : a text that happens to contain '<|endoftext|>' is just text
-    return len(encoding.encode(text, disallowed_special=()))
+    # a text that happens to contain '<|endoftext|>' is just text: encode_ordinary is
+    # encode(text, disallowed_special=()) without looking for special tokens
+    return len(encoding.encode_ordinary(text))
 
 
 @functools.lru_cache(maxsize=1 << 17)

@@ -70,8 +70,13 @@ STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 @functools.lru_cache(maxsize=65536)
 def count_tokens(text: str) -> int:
-    """Tokens of ``text`` with the budget tokenizer (memoised: a pure function of the text)."""
-    return default_tokenizer().count(text)
+    """Tokens of ``text`` with the budget tokenizer (memoised: a pure function of the text).
+
+    Not through the tokenizer's own memo as well: a second entry per new line
+    cost time and, keyed by a tuple, left a garbage-collected object behind for
+    every line counted (young garbage collections every few recalls).
+    """
+    return default_tokenizer().count_uncached(text)
 
 
 def query_terms(query: str | None) -> list[str]:
@@ -150,6 +155,46 @@ def section_of(
     if kind == "preference" or (kind is None and "preference" in item_kinds):
         return "preferences"
     return "facts"
+
+
+def new_passage(
+    subject: str,
+    text: str,
+    sources: tuple[str, ...],
+    at: str | None,
+    section: str,
+    origin: str,
+    must_keep: bool,
+    order: int,
+    *,
+    conflict: str | None = None,
+    project: str | None = None,
+    speaker: str | None = None,
+    part: tuple[int, int] | None = None,
+    similarity: float | None = None,
+) -> Passage:
+    """``Passage(...)`` with these fields (score 0.0), built without the frozen
+    dataclass's ``__init__`` (one ``object.__setattr__`` per field): a recall
+    builds a passage for each of its hundred-odd candidates. Every field is set,
+    in field order, as ``__init__`` sets them."""
+    passage = object.__new__(Passage)
+    passage.__dict__.update(
+        subject=subject,
+        text=text,
+        sources=sources,
+        at=at,
+        section=section,
+        origin=origin,
+        must_keep=must_keep,
+        order=order,
+        score=0.0,
+        conflict=conflict,
+        project=project,
+        speaker=speaker,
+        part=part,
+        similarity=similarity,
+    )
+    return passage
 
 
 def copied(

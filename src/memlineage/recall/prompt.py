@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from json.encoder import encode_basestring
 from typing import Any
 
 from memlineage.consolidation.parts import part_mark
@@ -96,12 +97,15 @@ def passage_line(passage: Passage) -> str:
     Citations stay in the JSON of the result (``context[].sources``); the line
     carries at most a short reference: the conflict a contested line is a side of.
     """
-    parts = ["-", passage_body(passage)]
-    date = shown_date(passage.at)
+    return _prose_line(passage_body(passage), shown_date(passage.at), passage.conflict)
+
+
+def _prose_line(body: str, date: str | None, conflict: str | None) -> str:
+    parts = ["-", body]
     if date:
         parts.append(f"({date})")
-    if passage.conflict:
-        parts.append(f"[{passage.conflict}]")
+    if conflict:
+        parts.append(f"[{conflict}]")
     return " ".join(parts)
 
 
@@ -131,8 +135,9 @@ def layout(budget: int | None = None) -> Layout:
         return max(count_tokens(make("markdown") + "\n"), count_tokens(make("text") + "\n"))
 
     def line(passage: Passage) -> int:
-        prose = count_tokens(passage_line(passage) + "\n")
-        return max(prose, count_tokens(_json(_line(passage)).rstrip("\n") + ","))
+        body, date = passage_body(passage), shown_date(passage.at)
+        prose = count_tokens(_prose_line(body, date, passage.conflict) + "\n")
+        return max(prose, count_tokens(_json_line(body, date, passage.conflict) + ","))
 
     def subject(name: str) -> int:
         block = _json({name: {}}).rstrip("\n") + ","
@@ -178,6 +183,16 @@ def _line(p: Passage) -> list[str | None]:
     """A passage in the JSON document: ``[body, date]`` (and its conflict), as its prose line."""
     line = [passage_body(p), shown_date(p.at)]
     return [*line, p.conflict] if p.conflict else line
+
+
+def _json_line(body: str, date: str | None, conflict: str | None) -> str:
+    """``_json(_line(p))`` without its newline, for ``_line(p)``'s values: what
+    ``json.dumps`` writes for a list of strings and None with these options,
+    without building an encoder per line (packing costs every candidate's line)."""
+    items = [encode_basestring(body), "null" if date is None else encode_basestring(date)]
+    if conflict:
+        items.append(encode_basestring(conflict))
+    return "[" + ",".join(items) + "]"
 
 
 def _document(

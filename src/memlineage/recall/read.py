@@ -31,6 +31,7 @@ from memlineage.recall.context import (
     Passage,
     copied,
     dropped_ids,
+    new_passage,
     pack,
     query_terms,
     rank,
@@ -304,15 +305,18 @@ def _summary_passages(
     open_ids = set(output.open_items)
     sides = _sides(found.conflicts)
     passages: list[Passage] = []
+    # The tail's stored kinds (a recall that ranks) come in the cited events' read.
+    tail_after = found.covers_through if with_items and found.tail else None
+    stored: StoredKinds | None = None
     if output.statements:
-        binding = _binding_statements(reader, subject, output, open_ids, sides)
+        binding, stored = _binding_statements(reader, subject, output, open_ids, sides, tail_after)
         for n, statement in enumerate(output.statements):
             sources = statement.derived_from
             conflict = statement.contested or next((sides[s] for s in sources if s in sides), None)
             is_open = any(s in open_ids for s in sources)
             item_kinds = [k for s in sources for k in claims.get(s, ())]
             passages.append(
-                Passage(
+                new_passage(
                     subject,
                     statement.text,
                     sources,
@@ -334,17 +338,27 @@ def _summary_passages(
         hot = [e for e in covered if state.is_valid(e) and e.id not in cold]
         for event in hot:
             passages += _event_passage(subject, "summary", event, len(passages), open_ids, sides)
-    kinds = (
-        _item_kinds(reader, subject, found.tail, after=found.covers_through) if with_items else None
-    )
+    if not with_items:
+        kinds = None
+    elif stored is not None and tail_after is not None:
+        kinds = _kinds_by_id(found.tail, stored)
+    else:
+        kinds = _item_kinds(reader, subject, found.tail, after=found.covers_through)
     passages += _event_passages(subject, "tail", found.tail, found.conflicts, kinds, len(passages))
     return passages + _missing_sides(reader, found, passages, open_ids, sides)
 
 
 def _binding_statements(
-    reader: Reader, subject: str, output: Output, open_ids: set[str], sides: dict[str, str]
-) -> set[int]:
-    """The statements that show a binding event (meaning/binding.py).
+    reader: Reader,
+    subject: str,
+    output: Output,
+    open_ids: set[str],
+    sides: dict[str, str],
+    tail_after: int | None = None,
+) -> tuple[set[int], StoredKinds]:
+    """The statements that show a binding event (meaning/binding.py), and the stored
+    kinds read for them (with those of the events after ``tail_after``, when given:
+    one read for the cited events and the tail).
 
     Every event a statement cites is read back and decided: what binds may be said
     in words no item carries ("Keep my answers in British English."). A summary
@@ -352,9 +366,12 @@ def _binding_statements(
     """
     cited = sorted({s for statement in output.statements for s in statement.derived_from})
     events = reader.events_by_id(subject, cited)
-    stored = reader.stored_kinds(subject, seqs=[e.seq for e in events])
+    stored = reader.stored_kinds(subject, seqs=[e.seq for e in events], or_after=tail_after)
     binding = {event.id for event in events if _binds(event, stored, open_ids, sides)}
-    return {n for n, s in enumerate(output.statements) if any(i in binding for i in s.derived_from)}
+    shown = {
+        n for n, s in enumerate(output.statements) if any(i in binding for i in s.derived_from)
+    }
+    return shown, stored
 
 
 def _binds(event: Event, stored: StoredKinds, open_ids: set[str], sides: dict[str, str]) -> bool:
@@ -492,7 +509,7 @@ def _event_passage(
     parts = event_parts(event.text) or [event.text]
     numbered = len(parts) > 1
     return [
-        Passage(
+        new_passage(
             subject,
             text,
             (event.id,),

@@ -54,6 +54,11 @@ class PostgresTx(Tx):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.conn.execute(_pg(sql), params)
 
+    def all_unprepared(
+        self, sql: str, params: Sequence[Any] = (), *, binary: bool = False
+    ) -> list[Any]:
+        return self.conn.execute(_pg(sql), params, prepare=False, binary=binary).fetchall()
+
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)
         if len(rows) == 1:  # a pipeline costs more than it saves for one statement

@@ -59,6 +59,12 @@ class AsyncPostgresTx(PostgresTx):
         rows = await_(cursor.fetchall(), self.loop) if cursor.description is not None else []
         return FetchedRows(rows, cursor.rowcount)
 
+    def all_unprepared(
+        self, sql: str, params: Sequence[Any] = (), *, binary: bool = False
+    ) -> list[Any]:
+        query = self.aconn.execute(_pg(sql), params, prepare=False, binary=binary)
+        return list(await_(await_(query, self.loop).fetchall(), self.loop))
+
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)
         if len(rows) == 1:  # a pipeline costs more than it saves for one statement

@@ -22,6 +22,9 @@ from memlineage.store.search import Match, TextSearch
 from memlineage.store.sql import Tx, chunks, marks
 from memlineage.store.vector_rows import current_embedder, stored_vectors, vector_matrix
 
+# The artifact's columns as head() reads them, from its LEFT JOIN (alias ``r``).
+_HEAD_ARTIFACT = ", ".join(f"r.{c.strip()}" for c in ARTIFACT_COLUMNS.split(","))
+
 
 class SqlReader:
     """Reads of one tenant inside one snapshot."""
@@ -58,33 +61,52 @@ class SqlReader:
         return self.text_search
 
     def stored_kinds(
-        self, subject: str, *, after: int = 0, seqs: Sequence[int] | None = None
+        self,
+        subject: str,
+        *,
+        after: int = 0,
+        seqs: Sequence[int] | None = None,
+        or_after: int | None = None,
     ) -> StoredKinds:
         """The item kinds stored for the subject's events after ``after``; only those of
         ``seqs`` when given (a read that follows the events asked about, not the
-        subject's history)."""
+        subject's history), and then also those of every event after ``or_after``
+        when given (a summary's cited events and its tail, in one read)."""
         if seqs is None:
             return self._kinds(subject, after, ())
+        wanted = sorted(set(seqs))
+        if not wanted:
+            return StoredKinds(0, {}) if or_after is None else self._kinds(subject, or_after, ())
         through, kinds = 0, {}
-        for chunk in chunks(sorted(set(seqs))):
-            part = self._kinds(subject, after, chunk)
+        for chunk in chunks(wanted):
+            part = self._kinds(subject, after, chunk, or_after)
             through = part.through  # the same clock row in every chunk
             kinds.update(part.kinds)
         return StoredKinds(through, kinds)
 
-    def _kinds(self, subject: str, after: int, seqs: Sequence[int]) -> StoredKinds:
-        """One query: the watermark and the kinds rows (of ``seqs`` only, when given).
+    def _kinds(
+        self, subject: str, after: int, seqs: Sequence[int], or_after: int | None = None
+    ) -> StoredKinds:
+        """One query: the watermark and the kinds rows (of ``seqs`` only, when given,
+        and of those after ``or_after``).
 
         The clock row comes back even without a kinds row (the LEFT JOIN), with
         the watermark; none comes back when the kinds are of other rules.
         """
-        only = f" AND k.seq IN ({marks(len(seqs))})" if seqs else ""
+        only = ""
+        extra: tuple[int, ...] = ()
+        if seqs:
+            among = f"k.seq IN ({marks(len(seqs))})"
+            if or_after is None:
+                only = f" AND {among}"
+            else:
+                only, extra = f" AND ({among} OR k.seq > ?)", (or_after,)
         rows = self.tx.all(
             "SELECT c.kinds_through, k.seq, k.kinds FROM clocks c LEFT JOIN event_kinds k"
             " ON k.tenant = c.tenant AND k.subject = c.subject AND k.seq > ?"
             f" AND k.seq <= c.kinds_through{only}"
             " WHERE c.tenant = ? AND c.subject = ? AND c.kinds_rules = ?",
-            (after, *seqs, self.tenant, subject, extract.RULES_VERSION),
+            (after, *seqs, *extra, self.tenant, subject, extract.RULES_VERSION),
         )
         if not rows:
             return StoredKinds(0, {})
@@ -92,18 +114,21 @@ class SqlReader:
         return StoredKinds(int(rows[0][0]), kinds)
 
     def head(self, subject: str) -> Head | None:
+        """Clock, alias and the alias's artifact (of this subject), in one statement."""
         row = self.tx.one(
             "SELECT c.high_water, c.epoch, a.artifact_id, a.source_epoch, a.covers_through,"
-            " a.bypassed FROM clocks c JOIN aliases a"
+            f" a.bypassed, {_HEAD_ARTIFACT} FROM clocks c JOIN aliases a"
             " ON a.tenant = c.tenant AND a.subject = c.subject"
+            " LEFT JOIN artifacts r ON r.tenant = a.tenant AND r.id = a.artifact_id"
+            " AND r.subject = a.subject"
             " WHERE c.tenant = ? AND c.subject = ?",
             (self.tenant, subject),
         )
         if row is None:
             return None
-        high_water, epoch, artifact_id, source_epoch, covers, bypassed = row
+        high_water, epoch, artifact_id, source_epoch, covers, bypassed = row[:6]
         alias = Alias(artifact_id, int(source_epoch), int(covers), bool(bypassed))
-        artifact = self.artifact(artifact_id, subject) if artifact_id else None
+        artifact = artifact_from_row(row[6:]) if artifact_id and row[6] is not None else None
         return Head(Clock(int(high_water), int(epoch)), alias, artifact)
 
     def events(self, subject: str, *, after: int = 0, through: int | None = None) -> list[Event]:
@@ -121,15 +146,21 @@ class SqlReader:
         return self._events_where(subject, "seq", seqs)
 
     def _events_where(self, subject: str, column: str, values: Sequence[Any]) -> list[Event]:
-        """The subject's events whose ``column`` (id or seq) is one of ``values``."""
+        """The subject's events whose ``column`` (id or seq) is one of ``values``.
+
+        PostgreSQL takes the values as one array, so the statement's text does not
+        change with their number (converted once by the driver), planned for them
+        as their IN list was (the rows' order, which some callers keep, is the
+        plan's); SQLite as IN lists.
+        """
         found: list[Event] = []
-        for chunk in chunks(values):
+        for condition, params in self.tx.where_in(column, values):
             found.extend(
                 event_from_row(r)
-                for r in self.tx.all(
+                for r in self.tx.all_unprepared(
                     f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ?"
-                    f" AND {column} IN ({marks(len(chunk))})",
-                    (self.tenant, subject, *chunk),
+                    f" AND {condition}",
+                    (self.tenant, subject, *params),
                 )
             )
         return found

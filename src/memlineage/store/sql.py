@@ -46,6 +46,17 @@ class Tx(abc.ABC):
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return list(self.execute(sql, params).fetchall())
 
+    def all_unprepared(
+        self, sql: str, params: Sequence[Any] = (), *, binary: bool = False
+    ) -> list[Any]:
+        """``all``, planned for these values every time (PostgreSQL: never the generic
+        plan of a prepared statement), for a statement whose rows come in the order
+        of its plan: a ``where_in`` array is then planned as an IN list of the same
+        values is, so the rows come in the same order. ``binary``: rows in the
+        driver's binary format where it has one (PostgreSQL's bytea as bytes, not
+        hex text); the same values either way."""
+        return self.all(sql, params)
+
     def count(self, sql: str, params: Sequence[Any] = ()) -> int:
         return int(self.execute(sql, params).rowcount)
 

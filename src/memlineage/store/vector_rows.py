@@ -15,7 +15,7 @@ import numpy as np
 from memlineage.model import Event
 from memlineage.recall.embed import EmbedderId, Vectors
 from memlineage.store.rows import EVENT_COLUMNS, event_from_row
-from memlineage.store.sql import Tx, chunks, marks
+from memlineage.store.sql import Tx
 
 STORED = np.dtype("<f2")
 
@@ -75,37 +75,39 @@ def _vector_rows(
     embedder: EmbedderId | None,
     columns: str,
 ) -> list[Any]:
-    """``columns`` of the events among ``ids``, then their vector of ``embedder``."""
-    wanted = _embedder_numbers(tx, tenant, embedder)
-    if not wanted or not ids:
-        return []
-    found: list[Any] = []
-    for chunk in chunks(list(dict.fromkeys(ids))):
-        found += tx.all(
-            f"SELECT {columns}, v.vector FROM events e JOIN event_vectors v"
-            " ON v.tenant = e.tenant AND v.subject = e.subject AND v.seq = e.seq"
-            f" WHERE e.tenant = ? AND e.subject = ? AND e.id IN ({marks(len(chunk))})"
-            f" AND v.embedder IN ({marks(len(wanted))})",
-            (tenant, subject, *chunk, *wanted),
-        )
-    return found
+    """``columns`` of the events among ``ids``, then their vector of ``embedder``.
 
-
-def _embedder_numbers(tx: Tx, tenant: str, embedder: EmbedderId | None) -> list[int]:
-    """The tenant's embedder numbers whose vectors ``embedder`` can be compared with."""
+    The embedder's numbers are found by the statement itself (a subquery): one
+    round trip, not two. Unprepared: the rows' order is the plan's, and a recall
+    multiplies them as one matrix, whose products depend on the rows' positions.
+    """
     if embedder is None:
         current = current_embedder(tx, tenant)
-        if current is None or current[1].dims == 0:
+        if current is None:
             return []
         embedder = current[1]
-    if embedder.dims == 0:
+    if embedder.dims == 0 or not ids:
         return []
-    rows = tx.all(
-        "SELECT version FROM embedders WHERE tenant = ? AND model = ? AND model_version = ?"
-        " AND dims = ?",
-        (tenant, embedder.name, embedder.version, embedder.dims),
-    )
-    return [int(r[0]) for r in rows]
+    found: list[Any] = []
+    for condition, params in tx.where_in("e.id", list(dict.fromkeys(ids))):
+        found += tx.all_unprepared(
+            f"SELECT {columns}, v.vector FROM events e JOIN event_vectors v"
+            " ON v.tenant = e.tenant AND v.subject = e.subject AND v.seq = e.seq"
+            f" WHERE e.tenant = ? AND e.subject = ? AND {condition}"
+            " AND v.embedder IN (SELECT version FROM embedders WHERE tenant = ? AND model = ?"
+            " AND model_version = ? AND dims = ?)",
+            (
+                tenant,
+                subject,
+                *params,
+                tenant,
+                embedder.name,
+                embedder.version,
+                embedder.dims,
+            ),
+            binary=True,
+        )
+    return found
 
 
 def _prefixed(columns: str) -> str:

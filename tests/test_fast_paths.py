@@ -1,0 +1,112 @@
+"""The hot paths of a recall that skip a general mechanism give what it gives (pure)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memlineage.model import Event, Fact
+from memlineage.recall.context import Passage, new_passage
+from memlineage.recall.prompt import _json, _json_line, _line
+from memlineage.store.rows import event_from_row, event_row
+
+maybe_text = st.none() | st.text(max_size=12)
+
+
+@given(
+    text=st.text(max_size=40),
+    at=maybe_text,
+    kind=maybe_text,
+    project=maybe_text,
+    speaker=maybe_text,
+    taint=st.lists(st.text(max_size=5), max_size=2),
+    facts=st.booleans(),
+)
+def test_an_event_read_from_its_row_is_the_event_its_constructor_makes(
+    text: str,
+    at: str | None,
+    kind: str | None,
+    project: str | None,
+    speaker: str | None,
+    taint: list[str],
+    facts: bool,
+) -> None:
+    made = Event(
+        id="e-1",
+        subject="s",
+        text=text,
+        at=at,
+        kind=kind,
+        project=project,
+        taint=tuple(taint),
+        facts=(Fact("price", 12, "EUR"),) if facts else (),
+        supersedes=None,
+        speaker=speaker,
+        seq=7,
+        hash="h",
+        recorded_at="2026-01-01T00:00:00Z",
+    )
+    row = event_row("t", made, made.seq, made.hash, made.recorded_at)[1:]
+    read = event_from_row(row)
+    assert read == made
+    assert list(vars(read)) == list(vars(made))  # every field, in the constructor's order
+    assert repr(read) == repr(made) and hash(read) == hash(made)
+
+
+@given(
+    text=st.text(max_size=30),
+    at=maybe_text,
+    conflict=maybe_text,
+    project=maybe_text,
+    speaker=maybe_text,
+    part=st.none() | st.tuples(st.integers(1, 3), st.integers(3, 5)),
+    similarity=st.none() | st.floats(-1, 1),
+    must_keep=st.booleans(),
+)
+def test_a_new_passage_is_the_passage_its_constructor_makes(
+    text: str,
+    at: str | None,
+    conflict: str | None,
+    project: str | None,
+    speaker: str | None,
+    part: tuple[int, int] | None,
+    similarity: float | None,
+    must_keep: bool,
+) -> None:
+    def make(build: type[Passage] | object) -> Passage:
+        assert callable(build)
+        found = build(
+            "s",
+            text,
+            ("e-1",),
+            at,
+            "facts",
+            "cold",
+            must_keep,
+            3,
+            conflict=conflict,
+            project=project,
+            speaker=speaker,
+            part=part,
+            similarity=similarity,
+        )
+        assert isinstance(found, Passage)
+        return found
+
+    made, fast = make(Passage), make(new_passage)
+    assert fast == made and repr(fast) == repr(made)
+    assert list(vars(fast)) == list(vars(made))
+
+
+@given(body=st.text(), date=st.none() | st.text(max_size=12), conflict=maybe_text)
+def test_a_json_line_is_what_json_dumps_writes(
+    body: str, date: str | None, conflict: str | None
+) -> None:
+    passage = Passage("s", body, ("e",), None, "facts", "raw", False, 0, conflict=conflict)
+    line = _line(passage)
+    line[0] = body  # the body as given, whatever passage_body makes of it
+    line[1] = date
+    assert _json_line(body, date, conflict) == _json(line).rstrip("\n")
+    assert json.loads(_json_line(body, date, conflict)) == line

@@ -8,8 +8,12 @@ import threading
 import pytest
 from langgraph.store.base import InvalidNamespaceError
 
-from memlineage import Memory
+import wire
+from memlineage import ArtifactStatus, Memory
+from memlineage.errors import BadInput, DuplicateEventId
 from memlineage.interfaces.langgraph import MemlineageStore
+from memlineage.model import NewEvent
+from memlineage.store.protocol import KeyWrite
 
 NS = ("memories", "user-7")
 
@@ -208,3 +212,95 @@ def test_async_methods_on_postgres_await_the_server_without_threads(pg_url: str)
     assert results[20].key == "seed"  # type: ignore[attr-defined]
     assert store.get(("agents", "a-3"), "k").value == {"content": "value 3"}  # type: ignore[union-attr]
     store.close()
+
+
+def test_a_keyed_write_appends_replaces_and_revokes_under_one_lock(memory: Memory) -> None:
+    """The store's write of a keyed value: the next version supersedes the current one, the
+    same text changes nothing, a revoke ends the value and a later write starts anew."""
+    store, first = memory.store, NewEvent(id="k:0", subject="s", text="one")
+
+    def write(value: NewEvent | None) -> KeyWrite:
+        return store.write_key("acme", "s", "k:", value, "gone")
+
+    assert write(first) == KeyWrite("appended", "k:1")  # the store numbers the versions
+    assert write(first) == KeyWrite("unchanged", "k:1")
+    assert write(NewEvent(id="k:0", subject="s", text="two")) == KeyWrite("appended", "k:2")
+    assert write(None) == KeyWrite("revoked", "k:2")
+    assert write(None) == KeyWrite("unchanged", None)
+    assert write(NewEvent(id="k:0", subject="s", text="three")) == KeyWrite("appended", "k:3")
+    events = {e.id: e for e in memory.events("s")}
+    assert events["k:2"].supersedes == "k:1" and events["k:3"].supersedes is None
+    assert [e.id for e in memory.events("s", valid_only=True)] == ["k:3"]
+    current = store.key_versions("acme", "s", "k:").current
+    assert current is not None and current.id == "k:3"
+
+
+def test_a_refused_put_changes_nothing_and_the_store_goes_on(
+    store: MemlineageStore, db_url: str
+) -> None:
+    """A refusal inside the put's transaction (a version id past 200 characters, the next
+    version's id held by another subject) rolls it back; the next put works."""
+    store.put(NS, "k", {"content": "first"})
+    with pytest.raises(BadInput):
+        store.put(NS, "x" * 190, {"content": "too long an id"})
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add([{"id": "lg:memories/user-7:taken:1", "subject": "other", "text": "mine"}])
+    with pytest.raises(DuplicateEventId):
+        store.put(NS, "taken", {"content": "the id is another subject's"})
+    store.put(NS, "k", {"content": "second"})
+    item = store.get(NS, "k")
+    assert item is not None and item.value == {"content": "second"}
+    assert [i.key for i in store.search(NS)] == ["k"]
+
+
+def test_a_delete_in_a_namespace_never_written_leaves_no_namespace(store: MemlineageStore) -> None:
+    store.delete(("ghost",), "x")
+    assert store.list_namespaces() == []
+
+
+def test_a_new_value_or_a_delete_stales_the_summary_of_the_old_one_and_queues_a_rebuild(
+    store: MemlineageStore, db_url: str
+) -> None:
+    store.put(NS, "diet", {"content": "I'm vegan."})
+    store.put(NS, "city", {"content": "I live in Lyon."})
+    with Memory(db_url, tenant="acme") as memory:
+        first = memory.consolidate("memories/user-7").artifact
+    store.put(NS, "diet", {"content": "I eat fish again."})
+    with Memory(db_url, tenant="acme") as memory:
+        assert {a.id: a.status for a in memory.artifacts()}[first.id] is ArtifactStatus.STALE
+        assert [(j.subject, j.reason) for j in memory.jobs()] == [("memories/user-7", "stale")]
+        second = memory.consolidate("memories/user-7").artifact
+    store.delete(NS, "city")
+    with Memory(db_url, tenant="acme") as memory:
+        assert {a.id: a.status for a in memory.artifacts()}[second.id] is ArtifactStatus.STALE
+
+
+def test_puts_past_the_tail_threshold_queue_a_consolidation(
+    store: MemlineageStore, db_url: str
+) -> None:
+    with Memory(db_url, tenant="acme") as memory:
+        memory.set_tail_threshold(2)
+    for n in range(3):
+        store.put(NS, f"k{n}", {"content": f"value {n}"})
+    with Memory(db_url, tenant="acme") as memory:
+        assert [(j.subject, j.reason) for j in memory.jobs()] == [("memories/user-7", "tail")]
+
+
+def test_a_put_on_postgres_costs_two_round_trips_and_a_get_one(pg_url: str) -> None:
+    """A put is one transaction: its lock and every read it decides by go out together,
+    then its writes with COMMIT; a get's reads go out with BEGIN and COMMIT (tests/wire.py)."""
+    relay = wire.Relay(pg_url)
+    store = MemlineageStore(relay.url_through(pg_url), tenant="acme")
+    try:
+        store.put(NS, "warm", {"content": "a first put starts the namespace"})
+        trips = {
+            "put new": relay.count(lambda: store.put(NS, "diet", {"content": "I'm vegan."})),
+            "put replace": relay.count(lambda: store.put(NS, "diet", {"content": "Fish too."})),
+            "put same": relay.count(lambda: store.put(NS, "diet", {"content": "Fish too."})),
+            "get": relay.count(lambda: store.get(NS, "diet")),
+            "delete": relay.count(lambda: store.delete(NS, "diet")),
+        }
+    finally:
+        store.close()
+        relay.close()
+    assert trips == {"put new": 2, "put replace": 2, "put same": 2, "get": 1, "delete": 2}

@@ -51,8 +51,7 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import ensure_embeddings, get_text_at_path
 
 from memlineage.api import Memory
-from memlineage.errors import DuplicateEventId
-from memlineage.model import Event
+from memlineage.model import Event, NewEvent
 from memlineage.raw.ingest import utc_now
 from memlineage.raw.validity import source_state
 from memlineage.recall.embed import Vectors, normalised
@@ -60,9 +59,6 @@ from memlineage.store import async_store
 from memlineage.store.bridge import run_bridged
 
 ID_PREFIX = "lg"
-# A put that lost a race for a version id reads the key again; each retry means
-# another put of the same key committed meanwhile, so this bounds only a storm.
-PUT_ATTEMPTS = 50
 
 
 def subject_of(namespace: tuple[str, ...]) -> str:
@@ -118,10 +114,6 @@ class _Key:
     def __init__(self, versions: Sequence[Event] = (), current: Event | None = None) -> None:
         self.versions: list[Event] = list(versions)
         self.current = current
-
-    @property
-    def next_version(self) -> int:
-        return len(self.versions) + 1
 
     @property
     def created(self) -> Event:
@@ -282,39 +274,20 @@ class MemlineageStore(BaseStore):
         return self._item(subject, key, entry) if entry and entry.current else None
 
     def _put(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any] | None) -> None:
-        """Append the key's next version; a put that raced another writer of the key reads
-        the version that writer appended and puts after it (the last put wins, as in
-        LangGraph's own stores), instead of failing on the version id both chose."""
+        """Append the key's next version, superseding the current one, or revoke it (a
+        delete); the same value again changes nothing. One transaction under the
+        subject's lock: racing puts of a key queue, and the last one wins (as in
+        LangGraph's own stores)."""
         subject = subject_of(namespace)
-        for _ in range(PUT_ATTEMPTS - 1):
-            try:
-                return self._put_once(subject, key, value)
-            except DuplicateEventId:
-                continue  # another put took this version id first: read the key again
-        self._put_once(subject, key, value)
-
-    def _put_once(self, subject: str, key: str, value: Mapping[str, Any] | None) -> None:
-        entry = self._key(subject, key)
-        current = entry.current if entry else None
-        if value is None:
-            if current is not None:
-                self.memory.revoke(current.id, reason="deleted through the LangGraph store")
-            return
-        text = encode(value)
-        if current is not None and current.text == text:
-            return  # the same value again: the stored event already says it
-        version = entry.next_version if entry else 1
-        event: dict[str, Any] = {
-            "id": f"{ID_PREFIX}:{subject}:{key}:{version}",
-            "subject": subject,
-            "text": text,
-            "at": utc_now(),
-        }
-        if current is not None:
-            event["supersedes"] = current.id
-        self.memory.add([event])
-        if self.embedder is not None:  # searchable by meaning as soon as it is stored
-            self.memory.embed(subject)
+        prefix = f"{ID_PREFIX}:{subject}:{key}:"
+        event = None
+        if value is not None:  # its id and supersedes are the store's to set
+            event = NewEvent(id=f"{prefix}1", subject=subject, text=encode(value), at=utc_now())
+        written = self.memory.store.write_key(
+            self.memory.tenant, subject, prefix, event, "deleted through the LangGraph store"
+        )
+        if written.outcome == "appended" and self.embedder is not None:
+            self.memory.embed(subject)  # searchable by meaning as soon as it is stored
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         found: list[SearchItem] = []

@@ -21,9 +21,14 @@ from memlineage.store.protocol import OpResult
 from memlineage.store.reader import SqlReader
 from memlineage.store.rows import dumps
 from memlineage.store.search import TextSearch
-from memlineage.store.sql import Tx
+from memlineage.store.sql import Statement, Tx
 from memlineage.store.staleness import mark_descendants_stale
 from memlineage.store.triggers import queue_after_invalidation
+
+# An operation's fields: kind, target, other, conflict_id, key, trust, taint, reason.
+OperationFields = tuple[
+    OpKind, str, str | None, str | None, str | None, str | None, Sequence[str] | None, str | None
+]
 
 
 class StoreCore(abc.ABC):
@@ -50,6 +55,19 @@ class StoreCore(abc.ABC):
     @abc.abstractmethod
     def _read(self) -> Any:
         """Context manager: a read-only transaction over one snapshot."""
+
+    def _pipelined_write(self) -> Any:
+        """Context manager: a write transaction whose statements may go out together
+        (PostgreSQL: a pipeline; one whose rows are not read waits for the next that
+        is read). Read rows only through ``one``, ``all``, ``all_together``."""
+        return self._write()
+
+    def _read_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
+        """Every row of each of ``statements``, read over one snapshot (PostgreSQL: BEGIN,
+        the statements and COMMIT in one round trip)."""
+        with self._read() as tx:
+            found: list[list[Any]] = tx.all_together(statements)
+        return found
 
     @abc.abstractmethod
     def _lock_for_migration(self, tx: Tx) -> None: ...
@@ -91,16 +109,19 @@ class StoreCore(abc.ABC):
             [(tenant, s) for s in subjects],
         )
         clocks = {s: Clock(int(r[0]), int(r[1])) for s, r in zip(subjects, rows, strict=True)}
-        # A clock is created with its alias and never removed: a subject that has
-        # appended before (high_water > 0) has its alias already.
-        new = [s for s, clock in clocks.items() if clock.high_water == 0]
+        self._start_subjects(tx, tenant, [s for s, c in clocks.items() if c.high_water == 0])
+        return clocks
+
+    def _start_subjects(self, tx: Tx, tenant: str, new: Sequence[str]) -> None:
+        """The alias and the tenant's policies of each subject whose clock was just locked
+        with ``high_water`` 0. A clock is created with its alias and never removed: a
+        subject that has appended before (high_water > 0) has its alias already."""
         if new:
             tx.executemany(
                 "INSERT INTO aliases (tenant, subject) VALUES (?, ?) ON CONFLICT DO NOTHING",
                 [(tenant, s) for s in new],
             )
             self._on_new_subjects(tx, tenant, new)  # validity: tenant policies
-        return clocks
 
     def _on_new_subjects(self, tx: Tx, tenant: str, subjects: Sequence[str]) -> None:
         """Hook: the first append of ``subjects``, under their locks (policies.py adopts
@@ -179,6 +200,21 @@ class StoreCore(abc.ABC):
         epoch, op_seq = self._bump_epoch(tx, tenant, subject)
         if kind is OpKind.CONFLICT:
             conflict_id = f"conflict:{subject}:{op_seq:06d}"
+        operation = (kind, target, other, conflict_id, key, trust, taint, reason)
+        self._insert_operation(tx, tenant, subject, op_seq, epoch, operation)
+        stale: tuple[str, ...] = ()
+        if invalidates is not None:
+            stale = self._mark_descendants_stale(
+                tx, tenant, subject, [invalidates], f"{kind} of {invalidates}"
+            )
+        queue_after_invalidation(tx, self.now_sql, tenant, subject, f"{kind} of {target}", stale)
+        return OpResult(subject, epoch, True, conflict_id=conflict_id, stale=stale)
+
+    def _insert_operation(
+        self, tx: Tx, tenant: str, subject: str, op_seq: int, epoch: int, operation: OperationFields
+    ) -> None:
+        """The row of an operation the caller numbered (``op_seq``, ``epoch``) under the lock."""
+        kind, target, other, conflict_id, key, trust, taint, reason = operation
         tx.execute(
             "INSERT INTO operations (tenant, subject, op_seq, kind, target, other, conflict_id,"
             " key, trust, taint, reason, epoch, recorded_at)"
@@ -199,13 +235,6 @@ class StoreCore(abc.ABC):
                 utc_now(),
             ),
         )
-        stale: tuple[str, ...] = ()
-        if invalidates is not None:
-            stale = self._mark_descendants_stale(
-                tx, tenant, subject, [invalidates], f"{kind} of {invalidates}"
-            )
-        queue_after_invalidation(tx, self.now_sql, tenant, subject, f"{kind} of {target}", stale)
-        return OpResult(subject, epoch, True, conflict_id=conflict_id, stale=stale)
 
     def _mark_descendants_stale(
         self, tx: Tx, tenant: str, subject: str, roots: Sequence[str], reason: str

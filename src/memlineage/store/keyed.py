@@ -3,16 +3,67 @@
 A key's value is a chain of events ``<prefix><version>``, each superseding the
 one before (interfaces/langgraph.py). Reading one key must not cost the whole
 subject: the versions come from one range of the ``(tenant, id)`` index, and
-the verdict on the latest from the operations that name it (two index
-lookups) and the subject's policy operations (a partial index, migration 0012).
+the verdict on the latest from the operations that name a version (index
+lookups per version) and the subject's policy operations (a partial index,
+migration 0012).
+
+A write (``write_key``) is one transaction under the subject's clock lock (I7):
+the lock and every read it decides by go out together, then the new version,
+the replacement or revocation of the old one and COMMIT. On PostgreSQL that is
+two round trips (three when the subject has summaries to stale); two writers
+of one key queue on the lock, so the later one supersedes the earlier.
 """
 
 from __future__ import annotations
 
-from memlineage.raw.validity import source_state
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from memlineage.errors import DuplicateEventId
+from memlineage.model import Clock, Event, NewEvent, OpKind
+from memlineage.raw.ingest import check_event
+from memlineage.raw.validity import TrustPolicy, source_state
+from memlineage.store.append import _insert_events, _Lines, _plan, check_batch
 from memlineage.store.core import StoreCore
-from memlineage.store.protocol import KeyVersions
+from memlineage.store.protocol import KeyVersions, KeyWrite
 from memlineage.store.rows import EVENT_COLUMNS, OP_COLUMNS, event_from_row, op_from_row
+from memlineage.store.sql import Statement, Tx, marks
+from memlineage.store.staleness import STALEABLE
+from memlineage.store.triggers import DEFAULT_TAIL_THRESHOLD, queue_after_invalidation, queue_tails
+
+# The lock of a write that may start the subject (a put), and of one that may not (a
+# delete of a key that was never put leaves no subject behind).
+LOCK_OR_CREATE = (
+    "INSERT INTO clocks (tenant, subject) VALUES (?, ?)"
+    " ON CONFLICT (tenant, subject) DO UPDATE SET switches = clocks.switches"
+    " RETURNING high_water, epoch, ops"
+)
+LOCK = (
+    "UPDATE clocks SET switches = switches WHERE tenant = ? AND subject = ?"
+    " RETURNING high_water, epoch, ops"
+)
+# What the triggers decide by, read under the lock: the alias's coverage and summary,
+# the tenant's tail threshold, and whether any artifact could go stale.
+SUBJECT_FACTS = (
+    "SELECT a.covers_through, a.artifact_id, s.tail_threshold, EXISTS (SELECT 1 FROM"
+    f" artifacts t WHERE t.tenant = c.tenant AND t.subject = c.subject AND t.status IN"
+    f" ({marks(len(STALEABLE))})) FROM clocks c"
+    " LEFT JOIN aliases a ON a.tenant = c.tenant AND a.subject = c.subject"
+    " LEFT JOIN job_settings s ON s.tenant = c.tenant WHERE c.tenant = ? AND c.subject = ?"
+)
+
+
+@dataclass(frozen=True)
+class _Locked:
+    """The subject as its lock and SUBJECT_FACTS found it."""
+
+    clock: Clock
+    ops: int
+    covers: int
+    published: bool
+    threshold: int
+    staleable: bool
 
 
 class KeyedMixin(StoreCore):
@@ -21,28 +72,163 @@ class KeyedMixin(StoreCore):
 
     def key_versions(self, tenant: str, subject: str, prefix: str) -> KeyVersions:
         """The events of ``subject`` whose id is ``prefix`` followed by a version number."""
+        rows, ops = self._read_together(self._key_reads(tenant, subject, prefix))
+        return _key_versions(rows, ops, prefix, self.policy)
+
+    def write_key(
+        self, tenant: str, subject: str, prefix: str, value: NewEvent | None, reason: str
+    ) -> KeyWrite:
+        """Append the key's next version (``value`` with the id ``<prefix><n>``, superseding
+        the current one: its own id and ``supersedes`` are replaced), or with ``value`` None
+        revoke the current one for ``reason``.
+
+        A value whose text is the current one's changes nothing, nor does a revoke of a
+        key without a current value. Ids are unique per tenant: an event of another
+        subject holding the next version's id is ``DuplicateEventId``.
+        """
+        if value is not None:
+            check_batch([value], _Lines())  # NUL, the subject's length: before the lock
+        try:
+            with self._pipelined_write() as tx:
+                return self._write_key(tx, tenant, subject, prefix, value, reason)
+        except self.integrity_errors:
+            raise DuplicateEventId(
+                f"the next version of key {prefix!r} is an event of another subject", field="id"
+            ) from None
+
+    def _write_key(
+        self, tx: Tx, tenant: str, subject: str, prefix: str, value: NewEvent | None, reason: str
+    ) -> KeyWrite:
+        lock = (LOCK if value is None else LOCK_OR_CREATE, (tenant, subject))
+        facts = (SUBJECT_FACTS, (*STALEABLE, tenant, subject))
+        locked, rows, ops, found = tx.all_together(
+            [lock, *self._key_reads(tenant, subject, prefix), facts]
+        )
+        key = _key_versions(rows, ops, prefix, self.policy)
+        current = key.current
+        if not locked or (value is None and current is None):
+            return KeyWrite("unchanged", None)
+        subject_at = _subject_at(locked[0], found[0])
+        if value is None:
+            assert current is not None
+            self._invalidate(tx, tenant, subject, subject_at, OpKind.REVOKE, current.id, reason)
+            return KeyWrite("revoked", current.id)
+        if current is not None and current.text == value.text:
+            return KeyWrite("unchanged", current.id)
+        event = _next_version(value, prefix, key)
+        self._append_version(tx, tenant, event, current, subject_at)
+        if current is not None:
+            self._invalidate(
+                tx, tenant, subject, subject_at, OpKind.REPLACE, current.id, other=event.id
+            )
+        return KeyWrite("appended", event.id)
+
+    def _key_reads(self, tenant: str, subject: str, prefix: str) -> list[Statement]:
+        """The key's events, and the operations that name one of them or set a policy."""
         upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)  # the first string past the prefix
-        with self._read() as tx:
-            rows = tx.all(
-                f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ?"
-                f" AND id{self.id_order} >= ? AND id{self.id_order} < ? AND subject = ?"
-                " ORDER BY seq",
-                (tenant, prefix, upper, subject),
+        in_range = (
+            f"SELECT id FROM events WHERE tenant = ? AND id{self.id_order} >= ?"
+            f" AND id{self.id_order} < ? AND subject = ?"
+        )
+        key = (tenant, prefix, upper, subject)
+        versions = f"{in_range.replace('SELECT id', f'SELECT {EVENT_COLUMNS}', 1)} ORDER BY seq"
+        ops = (
+            f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
+            f" AND target IN ({in_range}) UNION"
+            f" SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
+            f" AND other IN ({in_range}) UNION"
+            f" SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
+            " AND kind = 'policy'"
+        )
+        return [(versions, key), (ops, ((tenant, subject, *key) * 2) + (tenant, subject))]
+
+    def _append_version(
+        self, tx: Tx, tenant: str, event: NewEvent, current: Event | None, at: _Locked
+    ) -> None:
+        """The append's own steps (store/append.py) on what the lock read: no read here."""
+        subject = event.subject
+        stored = {current.id: (subject, current.hash, current.seq)} if current else {}
+        plan = _plan(tenant, [event], {subject: at.clock}, stored, _Lines())
+        if at.clock.high_water == 0:
+            self._start_subjects(tx, tenant, [subject])
+        _insert_events(tx, plan.rows, None)
+        high_water = plan.high_water[subject]
+        tx.execute(
+            "UPDATE clocks SET high_water = ? WHERE tenant = ? AND subject = ?",
+            (high_water, tenant, subject),
+        )
+        queue_tails(
+            tx, self.now_sql, tenant, {subject: high_water}, {subject: at.covers}, at.threshold
+        )
+
+    def _invalidate(
+        self,
+        tx: Tx,
+        tenant: str,
+        subject: str,
+        at: _Locked,
+        kind: OpKind,
+        target: str,
+        reason: str | None = None,
+        other: str | None = None,
+    ) -> None:
+        """``_record_invalidation`` numbered from the lock's clock: it reads only to stale
+        artifacts, and only when the subject has any that could go stale."""
+        epoch, op_seq = at.clock.epoch + 1, at.ops + 1  # the lock holds the clock still
+        tx.execute(
+            "UPDATE clocks SET epoch = ?, ops = ? WHERE tenant = ? AND subject = ?",
+            (epoch, op_seq, tenant, subject),
+        )
+        operation = (kind, target, other, None, None, None, None, reason)
+        self._insert_operation(tx, tenant, subject, op_seq, epoch, operation)
+        stale: tuple[str, ...] = ()
+        if at.staleable:
+            stale = self._mark_descendants_stale(
+                tx, tenant, subject, [target], f"{kind} of {target}"
             )
-            versions = [
-                e for e in map(event_from_row, rows) if e.id[len(prefix) :].isdecimal()
-            ]  # a key that extends this one ("a" and "a:1") shares the range
-            if not versions:
-                return KeyVersions((), False)
-            latest = versions[-1].id
-            ops = tx.all(
-                f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
-                " AND target = ? UNION"
-                f" SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
-                " AND other = ? UNION"
-                f" SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
-                " AND kind = 'policy'",
-                (tenant, subject, latest) * 2 + (tenant, subject),
-            )
-        state = source_state([versions[-1]], [op_from_row(r) for r in ops], self.policy)
-        return KeyVersions(tuple(versions), latest not in state.invalid)
+        queue_after_invalidation(
+            tx, self.now_sql, tenant, subject, f"{kind} of {target}", stale, at.published
+        )
+
+
+def _key_versions(
+    rows: Sequence[Any], ops: Sequence[Any], prefix: str, policy: TrustPolicy
+) -> KeyVersions:
+    """The key's versions, and the verdict on the latest from the operations naming it."""
+    versions = [
+        e for e in map(event_from_row, rows) if e.id[len(prefix) :].isdecimal()
+    ]  # a key that extends this one ("a" and "a:1") shares the range
+    if not versions:
+        return KeyVersions((), False)
+    latest = versions[-1]
+    about = [
+        op
+        for op in map(op_from_row, ops)
+        if op.target == latest.id or op.other == latest.id or op.kind is OpKind.POLICY
+    ]
+    state = source_state([latest], about, policy)
+    return KeyVersions(tuple(versions), latest.id not in state.invalid)
+
+
+def _subject_at(clock: Sequence[Any], facts: Sequence[Any]) -> _Locked:
+    covers, artifact, threshold, staleable = facts
+    return _Locked(
+        clock=Clock(int(clock[0]), int(clock[1])),
+        ops=int(clock[2]),
+        covers=int(covers or 0),  # a new subject's alias is made with its first event
+        published=bool(artifact),
+        threshold=DEFAULT_TAIL_THRESHOLD if threshold is None else int(threshold),
+        staleable=bool(staleable),
+    )
+
+
+def _next_version(value: NewEvent, prefix: str, key: KeyVersions) -> NewEvent:
+    """``value`` as the key's next version, checked as ``Memory.add`` checks an event."""
+    current = key.current
+    return check_event(
+        replace(
+            value,
+            id=f"{prefix}{len(key.versions) + 1}",
+            supersedes=current.id if current is not None else None,
+        )
+    )

@@ -13,6 +13,7 @@ in messages and in ``url``, has its secrets redacted.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -22,12 +23,13 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import psycopg
+from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memlineage.errors import BadInput, StoreError
 from memlineage.store.base import SqlStore
 from memlineage.store.search import TsvectorSearch
-from memlineage.store.sql import Tx
+from memlineage.store.sql import Statement, Tx
 
 # One advisory lock key for "migrating memlineage's schema" (any stable number).
 MIGRATION_LOCK_KEY = 0x6D656D6C
@@ -35,6 +37,8 @@ CONNECT_TIMEOUT_S = 5.0  # libpq's connect_timeout, unless the URL sets one
 POOL_TIMEOUT_S = 30.0  # how long a transaction waits for a free pooled connection
 COPY_FROM_ROWS = 64  # fewer rows than this are INSERTed (a prepared statement)
 SECRET_PARAMS = frozenset({"password", "sslpassword"})
+# What _begin_as makes psycopg send for a reader, for a pipelined one (_pipelined).
+READ_ONLY_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
 # The pool reports failed reconnections as warnings; without a handler of the
 # application's, Python would print them on stderr. Records still propagate.
@@ -48,8 +52,14 @@ def _pg(sql: str) -> str:
 
 
 class PostgresTx(Tx):
-    def __init__(self, conn: psycopg.Connection[Any]):
+    """A transaction on one connection; with ``pipeline``, one that runs in a pipeline
+    (``PostgresStore._pipelined``): a statement whose rows are not read waits to go
+    out with the next one that is, and only rows read through ``one``, ``all`` and
+    ``all_together`` (or a count) are complete."""
+
+    def __init__(self, conn: psycopg.Connection[Any], pipeline: psycopg.Pipeline | None = None):
         self.conn = conn
+        self.pipeline = pipeline
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.conn.execute(_pg(sql), params)
@@ -79,6 +89,22 @@ class PostgresTx(Tx):
                 cur.nextset()
         return found
 
+    def all_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
+        """One round trip: the statements go out in a pipeline, their rows come back."""
+        if self.pipeline is not None:
+            cursors = [self.conn.execute(_pg(sql), params) for sql, params in statements]
+            self.pipeline.sync()
+        else:
+            with self.conn.pipeline():  # its end sends them and waits for every result
+                cursors = [self.conn.execute(_pg(sql), params) for sql, params in statements]
+        return [cur.fetchall() if cur.description is not None else [] for cur in cursors]
+
+    def count(self, sql: str, params: Sequence[Any] = ()) -> int:
+        cursor = self.execute(sql, params)
+        if self.pipeline is not None:
+            self.pipeline.sync()  # a row count is known once the statement's result is in
+        return int(cursor.rowcount)
+
     def where_in(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
         if values:
             yield f"{column} = ANY(?)", [list(values)]
@@ -89,7 +115,7 @@ class PostgresTx(Tx):
         COPY checks the same constraints, so a raced duplicate id still raises
         UniqueViolation and the append retries it under the lock.
         """
-        if len(rows) < COPY_FROM_ROWS:
+        if len(rows) < COPY_FROM_ROWS or self.pipeline is not None:  # no COPY in a pipeline
             super().insert_rows(table, columns, rows)
             return
         with self.conn.cursor() as cur, cur.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
@@ -159,8 +185,12 @@ class PostgresStore(SqlStore):
         return f"{type(self).__name__}({self.url!r})"
 
     @contextmanager
-    def _transaction(self, read_only: bool) -> Iterator[Tx]:
+    def _transaction(self, read_only: bool, pipelined: bool = False) -> Iterator[Tx]:
         with self._driver_errors(), self.pool.connection() as conn:
+            if pipelined:
+                with _pipelined(conn, read_only) as tx:
+                    yield tx
+                return
             _begin_as(conn, read_only)
             with conn.transaction():
                 yield PostgresTx(conn)
@@ -196,6 +226,15 @@ class PostgresStore(SqlStore):
     def _read(self) -> Any:
         return self._transaction(read_only=True)
 
+    def _pipelined_write(self) -> Any:
+        return self._transaction(read_only=False, pipelined=True)
+
+    def _read_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
+        with self._transaction(read_only=True, pipelined=True) as tx:
+            cursors = [tx.execute(sql, params) for sql, params in statements]
+        # The rows came back with COMMIT's trip, at the pipeline's end.
+        return [cur.fetchall() if cur.description is not None else [] for cur in cursors]
+
     def _lock_for_migration(self, tx: Tx) -> None:
         tx.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK_KEY,))
 
@@ -213,6 +252,31 @@ class PostgresStore(SqlStore):
     def discard(self) -> None:
         """Close; the server's database was there before this store opened it."""
         self.close()
+
+
+@contextmanager
+def _pipelined(conn: psycopg.Connection[Any], read_only: bool) -> Iterator[PostgresTx]:
+    """A transaction in one pipeline: BEGIN goes out with its first statements and
+    COMMIT with its last ones, so a transaction that waits for rows once costs two
+    round trips. (psycopg's ``transaction()`` in a pipeline waits at BEGIN and twice
+    at COMMIT, hence BEGIN and COMMIT written here.) On an error the transaction is
+    rolled back after the pipeline ends."""
+    try:
+        with conn.pipeline() as pipeline:
+            try:
+                conn.execute(READ_ONLY_BEGIN if read_only else "BEGIN")
+                yield PostgresTx(conn, pipeline)
+                conn.execute("COMMIT")
+            except BaseException:
+                # Collect the results an error aborted here: at the pipeline's end
+                # psycopg would log them as a warning.
+                with contextlib.suppress(psycopg.Error):
+                    pipeline.sync()
+                raise
+    except BaseException:
+        if conn.pgconn.transaction_status != TransactionStatus.IDLE:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def _begin_as(conn: psycopg.Connection[Any], read_only: bool) -> None:

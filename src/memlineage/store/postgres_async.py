@@ -21,7 +21,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from memlineage.store.bridge import await_, entered, run_bridged
 from memlineage.store.postgres import COPY_FROM_ROWS, PostgresStore, PostgresTx, _pg
-from memlineage.store.sql import Tx
+from memlineage.store.sql import Statement, Tx
 
 
 async def _begin_as(conn: psycopg.AsyncConnection[Any], read_only: bool) -> None:
@@ -53,6 +53,10 @@ class AsyncPostgresTx(PostgresTx):
     def __init__(self, conn: psycopg.AsyncConnection[Any], loop: asyncio.AbstractEventLoop):
         self.aconn = conn
         self.loop = loop
+        self.pipeline = None  # each statement is awaited with its rows (execute)
+
+    def all_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
+        return Tx.all_together(self, statements)  # one after the other, each awaited
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> FetchedRows:
         cursor = await_(self.aconn.execute(_pg(sql), params), self.loop)
@@ -137,11 +141,17 @@ class AsyncPostgresStore(PostgresStore):
                 raise
 
     @contextmanager
-    def _transaction(self, read_only: bool) -> Iterator[Tx]:
+    def _transaction(self, read_only: bool, pipelined: bool = False) -> Iterator[Tx]:
+        """A transaction whose statements are each awaited (``pipelined`` or not)."""
         with self._driver_errors(), entered(self.apool.connection(), self.loop) as conn:
             await_(_begin_as(conn, read_only), self.loop)
             with entered(conn.transaction(), self.loop):
                 yield AsyncPostgresTx(conn, self.loop)
+
+    def _read_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
+        with self._read() as tx:  # each statement awaited (no pipeline here)
+            found: list[list[Any]] = tx.all_together(statements)
+        return found
 
     def close(self) -> None:
         await_(self.apool.close(), self.loop)

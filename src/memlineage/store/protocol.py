@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from memlineage.meaning.policy import TemporalPolicy, VersionedTrust, versioned_json
 from memlineage.model import Alias, Artifact, Clock, Event, NewEvent, Operation, SwitchResult
@@ -429,10 +429,23 @@ class KeyVersions:
         return self.versions[-1] if self.versions and self.latest_valid else None
 
 
+@dataclass(frozen=True)
+class KeyWrite:
+    """What a write of a keyed value did to the event ``id``: ``appended`` it (a new
+    version), ``revoked`` it (a delete), or ``unchanged`` (the same text again, or a
+    delete of a key without a current value; ``id`` is then the current one, if any)."""
+
+    outcome: Literal["appended", "revoked", "unchanged"]
+    id: str | None
+
+
 class KeyedStore(Protocol):
-    """One keyed value's versions without reading its subject (store/keyed.py)."""
+    """One keyed value's versions without reading its subject, and its writes (store/keyed.py)."""
 
     def key_versions(self, tenant: str, subject: str, prefix: str) -> KeyVersions: ...
+    def write_key(
+        self, tenant: str, subject: str, prefix: str, value: NewEvent | None, reason: str
+    ) -> KeyWrite: ...
 
 
 class DetectionStore(Protocol):

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+Statement = tuple[str, Sequence[Any]]  # SQL with ``?`` placeholders, and its parameters
 IN_CHUNK = 500  # ids per IN (...) list: far below SQLite's and PostgreSQL's limits
 
 
@@ -30,6 +31,14 @@ class Tx(abc.ABC):
         PostgreSQL sends them all in one round trip (a pipeline), still in order.
         """
         return [self.one(sql, row) for row in rows]
+
+    def all_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
+        """Every row of each of ``statements``, run in their order.
+
+        PostgreSQL sends them in one round trip (a pipeline): a statement cannot
+        use the rows of an earlier one, only its effects.
+        """
+        return [self.all(sql, params) for sql, params in statements]
 
     def where_in(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
         """``column`` among ``values`` as (condition, parameters), one pair per statement.

@@ -138,6 +138,19 @@ def queue_after_append(tx: Tx, now: str, tenant: str, high_water: Mapping[str, i
         ):
             covers[subject] = int(covers_through)
             threshold = DEFAULT_TAIL_THRESHOLD if setting is None else int(setting)
+    queue_tails(tx, now, tenant, high_water, covers, threshold)
+
+
+def queue_tails(
+    tx: Tx,
+    now: str,
+    tenant: str,
+    high_water: Mapping[str, int],
+    covers: Mapping[str, int],
+    threshold: int,
+) -> None:
+    """The tail trigger's decision on what was read under the locks: each subject's
+    alias ``covers`` through, the tenant's ``threshold``; no read of its own."""
     if threshold <= 0:
         return
     rows = []
@@ -151,18 +164,29 @@ def queue_after_append(tx: Tx, now: str, tenant: str, high_water: Mapping[str, i
 
 
 def queue_after_invalidation(
-    tx: Tx, now: str, tenant: str, subject: str, detail: str, stale: Sequence[str]
+    tx: Tx,
+    now: str,
+    tenant: str,
+    subject: str,
+    detail: str,
+    stale: Sequence[str],
+    published: bool | None = None,
 ) -> None:
     """The staleness trigger, inside an invalidating operation's transaction.
 
     The operation advanced the epoch, so a published summary left recall (I4)
     at this commit; whatever it staled or outdated is rebuilt by a job queued
     in the same transaction. A subject never summarized needs no rebuild.
+    ``published``: whether the alias publishes a summary, when read already.
     """
     if not stale:
-        row = tx.one(
-            "SELECT artifact_id FROM aliases WHERE tenant = ? AND subject = ?", (tenant, subject)
-        )
-        if row is None or not row[0]:
+        if published is None:
+            row = tx.one(
+                "SELECT artifact_id FROM aliases WHERE tenant = ? AND subject = ?",
+                (tenant, subject),
+            )
+            published = row is not None and bool(row[0])
+        if not published:
             return
-    enqueue(tx, now, tenant, subject, STALE, detail)
+    # No RETURNING: in a pipelined transaction the upsert waits for the commit's trip.
+    tx.execute(_enqueue_sql(now), _enqueue_params(tenant, subject, STALE, detail, False))

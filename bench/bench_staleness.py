@@ -155,7 +155,9 @@ def bench_staleness(
             ours_s / bare_s,
         )
         report(f"{label}: bare query returning the ids, {edges:,} edges", ids_s * 1000, "ms")
-        report(f"{label}: stale / bare query returning the ids", ours_s / ids_s, "x")
+        report(
+            f"{label}: stale / bare query returning the ids, {edges:,} edges", ours_s / ids_s, "x"
+        )
     small, large = min(results), max(results)
     if small != large:
         report(

@@ -6,7 +6,10 @@ the LoCoMo observations so that the full-text index sees natural word
 frequencies. ``--consolidated`` subjects get a published summary (plus a tail
 of 3), the others stay raw. Reported: p50/p99 of ``Memory.recall(subject,
 query=..., budget=500)`` over random subjects and six-word queries, beside the
-baseline measured in the same run: ``Memory.recall(subject)`` without a query.
+baselines measured in the same run: ``Memory.recall(subject)`` without a query,
+and the bare read of the subject's event rows (``SELECT <every event column>
+FROM events WHERE tenant = ? AND subject = ? ORDER BY seq`` in a read transaction
+on the store's connection).
 With ``--embed`` every event is embedded first, so each recall with a query
 also embeds the query and ranks by meaning.
 
@@ -25,6 +28,7 @@ from common import LOCOMO, open_memory, percentile, postgres_reachable, report
 from memlineage import Memory
 from memlineage.meaning import extract
 from memlineage.operations.locomo import load
+from memlineage.store.rows import EVENT_COLUMNS
 
 
 def vocabulary() -> list[str]:
@@ -99,9 +103,13 @@ def measure(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
     for mode, pool in pools.items():
         plain: list[float] = []
         queried: list[float] = []
+        bare: list[float] = []
         for _ in range(args.samples):
             subject = f"user-{rng.choice(pool)}"
             query = " ".join(rng.choices(words, weights, k=6))
+            start = time.perf_counter()
+            bare_read(memory, subject)
+            bare.append((time.perf_counter() - start) * 1000)
             start = time.perf_counter()
             memory.recall(subject)
             plain.append((time.perf_counter() - start) * 1000)
@@ -109,12 +117,29 @@ def measure(memory: Memory, args: argparse.Namespace, words: list[str]) -> None:
             recalled = memory.recall(subject, query=query, budget=500)
             queried.append((time.perf_counter() - start) * 1000)
             assert recalled.mode == mode, (subject, recalled.reason)
+        floor = percentile(bare, 50)
+        report(f"bare read of the subject's events ({mode}) p50", floor, "ms")
         base = percentile(plain, 50)
         report(f"recall ({mode}) without query p50", base, "ms")
         report(f"recall ({mode}) without query p99", percentile(plain, 99), "ms")
         p50 = percentile(queried, 50)
         report(f"recall ({mode}) query+budget p50", p50, "ms", "no query", p50 / base)
         report(f"recall ({mode}) query+budget p99", percentile(queried, 99), "ms")
+        report(f"recall ({mode}) query+budget p50 / bare read p50", p50 / floor, "x")
+
+
+def bare_read(memory: Memory, subject: str) -> int:
+    """The read a user would write for a subject's memory: its event rows, in order, on
+    the store's own connection and in a read transaction as a recall's. Every column an
+    event has, not ``SELECT *``: on PostgreSQL that would also ship the generated
+    tsvector of the full-text index, which no reader wants."""
+    store = memory.store
+    with store._read() as tx:  # type: ignore[attr-defined]
+        rows = tx.all(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ? ORDER BY seq",
+            (memory.tenant, subject),
+        )
+    return len(rows)
 
 
 def main() -> int:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from memlineage import Memory, SchemaTooNew, open_store, render
 from memlineage.store.base import SqlStore
 from memlineage.store.postgres import PostgresStore
 from memlineage.store.protocol import StoredKinds
+from memlineage.store.rows import dumps
 from memlineage.store.sqlite import SqliteStore
 
 NARRATIVE = "The team talked about the garden party, the weather and the music playlist."
@@ -109,3 +112,63 @@ def test_a_store_of_schema_9_gets_vectors_for_the_events_it_had(db_url: str) -> 
         assert sorted(memory.store.vectors("acme", "user-7", ["m-0", "m-1", "m-2"])) == [
             "m-0", "m-1", "m-2",
         ]  # fmt: skip
+
+
+def test_a_store_of_schema_12_keeps_each_artifact_status_and_stales_after_upgrade(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Schema 13 moves status, reason and status_at out of the artifact row: nothing moves."""
+    events = [
+        {"id": "m-1", "subject": "user-7", "text": "Never deploy on Fridays."},
+        {"id": "m-2", "subject": "user-7", "text": "The budget is at most 4,500 EUR."},
+    ]
+    with Memory(str(tmp_path / "source.db"), tenant="acme") as source:  # real artifacts
+        source.add(events)
+        source.consolidate("user-7")
+        source.add([{"id": "m-3", "subject": "user-7", "text": "We met at the harbour café."}])
+        source.consolidate("user-7")
+        with source.store.reader("acme") as reader:
+            first, second = reader.artifacts("user-7")
+    statuses = {  # what schema 12 held, every kind of status that stays or goes stale
+        first.id: ("superseded", None, "2026-01-01T00:00:01.000000Z"),
+        second.id: ("published", "fallback: built-in output", "2026-01-01T00:00:02.000000Z"),
+        "a-rejected": ("rejected", "rejected in review by ana: no", "2026-01-01T00:00:03.000000Z"),
+    }
+    bodies = {first.id: first, second.id: second, "a-rejected": second}
+    store_class = PostgresStore if db_url.startswith("postgresql") else SqliteStore
+    old = at_schema(store_class, 12)(db_url)
+    with old._write() as tx:
+        for artifact_id, (status, reason, at) in statuses.items():
+            body = bodies[artifact_id]
+            tx.execute(
+                "INSERT INTO artifacts (tenant, subject, id, status, reason, manifest, output,"
+                " gate, created_at, status_at) VALUES ('acme', 'user-7', ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    artifact_id, status, reason, dumps(body.manifest.to_json()),
+                    dumps(body.output.to_json()) if body.output else None,
+                    dumps(body.gate.to_json()), at, at,
+                ),
+            )  # fmt: skip
+            parents = [*body.manifest.input_ids, body.manifest.derived_from_artifact or "m-1"]
+            tx.executemany(
+                "INSERT INTO derivation (tenant, subject, parent, child) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
+                [("acme", "user-7", p, artifact_id) for p in parents],
+            )
+    old.close()
+    with Memory(db_url, tenant="acme") as memory:
+        assert memory.store.schema_version() >= 13
+        assert isinstance(memory.store, SqlStore)
+        with memory.store._read() as tx:
+            kept = tx.all("SELECT id, status, reason, status_at FROM artifact_status")
+        assert sorted(kept) == sorted((k, *v) for k, v in statuses.items())
+        assert {a.id: (str(a.status), a.reason) for a in memory.artifacts("user-7")} == {
+            k: v[:2] for k, v in statuses.items()
+        }
+        memory.add(events)
+        memory.add([{"id": "m-9", "subject": "user-7", "text": "5,000 EUR.", "supersedes": "m-2"}])
+        assert {a.id: str(a.status) for a in memory.artifacts("user-7")} == {
+            first.id: "stale",
+            second.id: "stale",
+            "a-rejected": "rejected",
+        }

@@ -105,8 +105,9 @@ class EraseMixin(StoreCore):
         """Rewrite every artifact row of the subject that holds a copy of the content."""
         changed: list[str] = []
         rows = tx.all(
-            "SELECT id, reason, manifest, output, gate FROM artifacts"
-            " WHERE tenant = ? AND subject = ?",
+            "SELECT a.id, s.reason, a.manifest, a.output, a.gate FROM artifacts a"
+            " JOIN artifact_status s ON s.tenant = a.tenant AND s.subject = a.subject"
+            " AND s.id = a.id WHERE a.tenant = ? AND a.subject = ?",
             (tenant, subject),
         )
         for artifact_id, reason, manifest, output, gate in rows:
@@ -123,11 +124,18 @@ class EraseMixin(StoreCore):
                 reason,
             ):
                 continue
+            key = (tenant, subject, artifact_id)
             tx.execute(
-                "UPDATE artifacts SET output = ?, manifest = ?, gate = ?, reason = ?"
+                "UPDATE artifacts SET output = ?, manifest = ?, gate = ?"
                 " WHERE tenant = ? AND subject = ? AND id = ?",
-                (new_output, new_manifest, new_gate, new_reason, tenant, subject, artifact_id),
+                (new_output, new_manifest, new_gate, *key),
             )
+            if new_reason != reason:
+                tx.execute(
+                    "UPDATE artifact_status SET reason = ? WHERE tenant = ? AND subject = ?"
+                    " AND id = ?",
+                    (new_reason, *key),
+                )
             changed.append(artifact_id)
         return tuple(sorted(changed))
 

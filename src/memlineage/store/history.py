@@ -74,7 +74,9 @@ class HistoryMixin(DetectionMixin):
         )
         artifacts = tuple(reader.artifacts(subject))
         status_at = dict(
-            tx.all("SELECT id, status_at FROM artifacts WHERE tenant = ? AND subject = ?", key)
+            tx.all(
+                "SELECT id, status_at FROM artifact_status WHERE tenant = ? AND subject = ?", key
+            )
         )
         return SubjectHistory(
             subject,
@@ -109,7 +111,7 @@ class HistoryMixin(DetectionMixin):
             subjects = [
                 r[0]
                 for r in tx.all(
-                    "SELECT DISTINCT subject FROM artifacts WHERE tenant = ?"
+                    "SELECT DISTINCT subject FROM artifact_status WHERE tenant = ?"
                     " AND status = 'candidate' ORDER BY subject",
                     (tenant,),
                 )
@@ -136,7 +138,7 @@ class HistoryMixin(DetectionMixin):
                 if reason is None:
                     continue
                 tx.execute(
-                    "UPDATE artifacts SET status = 'failed', reason = ?, status_at = ?"
+                    "UPDATE artifact_status SET status = 'failed', reason = ?, status_at = ?"
                     " WHERE tenant = ? AND subject = ? AND id = ? AND status = 'candidate'",
                     (reason, utc_now(), tenant, subject, artifact.id),
                 )

@@ -47,7 +47,7 @@ LOCK = (
 # the tenant's tail threshold, and whether any artifact could go stale.
 SUBJECT_FACTS = (
     "SELECT a.covers_through, a.artifact_id, s.tail_threshold, EXISTS (SELECT 1 FROM"
-    f" artifacts t WHERE t.tenant = c.tenant AND t.subject = c.subject AND t.status IN"
+    f" artifact_status t WHERE t.tenant = c.tenant AND t.subject = c.subject AND t.status IN"
     f" ({marks(len(STALEABLE))})) FROM clocks c"
     " LEFT JOIN aliases a ON a.tenant = c.tenant AND a.subject = c.subject"
     " LEFT JOIN job_settings s ON s.tenant = c.tenant WHERE c.tenant = ? AND c.subject = ?"

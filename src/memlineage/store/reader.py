@@ -12,6 +12,7 @@ from memlineage.recall.embed import EmbedderId, Vectors
 from memlineage.store.protocol import Head, StoredKinds
 from memlineage.store.rows import (
     ARTIFACT_COLUMNS,
+    ARTIFACTS,
     EVENT_COLUMNS,
     OP_COLUMNS,
     artifact_from_row,
@@ -22,8 +23,8 @@ from memlineage.store.search import Match, TextSearch
 from memlineage.store.sql import Tx, chunks, marks
 from memlineage.store.vector_rows import current_embedder, stored_vectors, vector_matrix
 
-# The artifact's columns as head() reads them, from its LEFT JOIN (alias ``r``).
-_HEAD_ARTIFACT = ", ".join(f"r.{c.strip()}" for c in ARTIFACT_COLUMNS.split(","))
+# ARTIFACT_COLUMNS as head() reads them, from its LEFT JOINs (``r`` and its status ``rs``).
+_HEAD_ARTIFACT = "r.id, r.subject, rs.status, rs.reason, r.manifest, r.output, r.gate, r.created_at"
 
 
 class SqlReader:
@@ -121,6 +122,8 @@ class SqlReader:
             " ON a.tenant = c.tenant AND a.subject = c.subject"
             " LEFT JOIN artifacts r ON r.tenant = a.tenant AND r.id = a.artifact_id"
             " AND r.subject = a.subject"
+            " LEFT JOIN artifact_status rs ON rs.tenant = r.tenant AND rs.subject = r.subject"
+            " AND rs.id = r.id"
             " WHERE c.tenant = ? AND c.subject = ?",
             (self.tenant, subject),
         )
@@ -188,22 +191,23 @@ class SqlReader:
     ) -> Artifact | None:
         """One artifact; ``output=False`` leaves its output unread (``None``): the switch
         validates the manifest only, and the output is what grows with the subject."""
-        columns = ARTIFACT_COLUMNS if output else ARTIFACT_COLUMNS.replace("output", "NULL")
-        sql = f"SELECT {columns} FROM artifacts WHERE tenant = ? AND id = ?"
+        columns = ARTIFACT_COLUMNS if output else ARTIFACT_COLUMNS.replace("a.output", "NULL")
+        sql = f"SELECT {columns} FROM {ARTIFACTS} WHERE a.tenant = ? AND a.id = ?"
         params: list[Any] = [self.tenant, artifact_id]
         if subject is not None:
-            sql += " AND subject = ?"
+            sql += " AND a.subject = ?"
             params.append(subject)
         row = self.tx.one(sql, params)
         return artifact_from_row(row) if row else None
 
     def artifacts(self, subject: str | None = None) -> list[Artifact]:
-        sql = f"SELECT {ARTIFACT_COLUMNS} FROM artifacts WHERE tenant = ?"
+        sql = f"SELECT {ARTIFACT_COLUMNS} FROM {ARTIFACTS} WHERE a.tenant = ?"
         params: list[Any] = [self.tenant]
         if subject is not None:
-            sql += " AND subject = ?"
+            sql += " AND a.subject = ?"
             params.append(subject)
-        return [artifact_from_row(r) for r in self.tx.all(sql + " ORDER BY created_at, id", params)]
+        order = " ORDER BY a.created_at, a.id"
+        return [artifact_from_row(r) for r in self.tx.all(sql + order, params)]
 
     def subjects(self) -> list[str]:
         rows = self.tx.all(

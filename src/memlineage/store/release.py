@@ -183,7 +183,7 @@ class ReleaseMixin(StoreCore):
                 raise BadInput(f"review of {artifact_id!r} was decided already", field="artifact")
             if state == "rejected":
                 tx.execute(
-                    "UPDATE artifacts SET status = ?, reason = ?, status_at = ?"
+                    "UPDATE artifact_status SET status = ?, reason = ?, status_at = ?"
                     " WHERE tenant = ? AND subject = ? AND id = ? AND status = 'candidate'",
                     (
                         str(ArtifactStatus.REJECTED),

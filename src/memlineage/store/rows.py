@@ -28,7 +28,12 @@ EVENT_COLUMNS = (
 #: the columns of a written row; ``speaker`` is written only by a batch that has one
 # (schema 10), so that the rows of most batches are those of every earlier schema
 INSERT_COLUMNS = EVENT_COLUMNS.removesuffix(", speaker")
-ARTIFACT_COLUMNS = "id, subject, status, reason, manifest, output, gate, created_at"
+# An artifact is its row and its status row (schema 13: staling rewrites narrow rows).
+ARTIFACT_COLUMNS = "a.id, a.subject, s.status, s.reason, a.manifest, a.output, a.gate, a.created_at"
+ARTIFACTS = (
+    "artifacts a JOIN artifact_status s"
+    " ON s.tenant = a.tenant AND s.subject = a.subject AND s.id = a.id"
+)
 OP_COLUMNS = "op_seq, kind, target, other, conflict_id, key, trust, taint, reason, epoch"
 
 

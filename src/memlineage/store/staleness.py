@@ -39,7 +39,7 @@ def mark_descendants_stale(
         " UNION"
         " SELECT d.child FROM derivation d JOIN below b ON d.parent = b.node"
         " WHERE d.tenant = ? AND d.subject = ?)"
-        " UPDATE artifacts SET status = 'stale', reason = ?, status_at = ?"
+        " UPDATE artifact_status SET status = 'stale', reason = ?, status_at = ?"
         " WHERE tenant = ? AND subject = ? AND id IN (SELECT node FROM below)"
         f" AND status IN ({marks(len(STALEABLE))}) RETURNING id",
         (

@@ -11,7 +11,7 @@ from memlineage.raw.ingest import utc_now
 from memlineage.raw.validity import source_state
 from memlineage.store.core import StoreCore
 from memlineage.store.reader import SqlReader
-from memlineage.store.rows import ARTIFACT_COLUMNS, dumps
+from memlineage.store.rows import dumps
 from memlineage.store.sql import Tx
 
 
@@ -24,20 +24,22 @@ class SwitchMixin(StoreCore):
                 raise NotFound(f"no subject {artifact.subject!r}", field="subject")
             now = utc_now()
             tx.execute(
-                f"INSERT INTO artifacts (tenant, {ARTIFACT_COLUMNS}, status_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO artifacts (tenant, id, subject, manifest, output, gate, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     tenant,
                     artifact.id,
                     artifact.subject,
-                    str(artifact.status),
-                    artifact.reason,
                     dumps(manifest.to_json()),
                     dumps(artifact.output.to_json()) if artifact.output else None,
                     dumps(artifact.gate.to_json()),
                     now,
-                    now,
                 ),
+            )
+            tx.execute(
+                "INSERT INTO artifact_status (tenant, subject, id, status, reason, status_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (tenant, artifact.subject, artifact.id, str(artifact.status), artifact.reason, now),
             )
             parents = list(manifest.input_ids)
             if manifest.derived_from_artifact:
@@ -92,7 +94,7 @@ class SwitchMixin(StoreCore):
                 return SwitchResult(False, artifact_id, reason, detail, alias)
             previous = artifact.manifest.expected_alias.artifact_id
             tx.execute(
-                "UPDATE artifacts SET status = 'superseded', status_at = ?"
+                "UPDATE artifact_status SET status = 'superseded', status_at = ?"
                 " WHERE tenant = ? AND subject = ? AND id = ? AND status = 'published'",
                 (utc_now(), tenant, subject, previous),
             )
@@ -183,7 +185,7 @@ class SwitchMixin(StoreCore):
         succeed: it fails now, with the reason, instead of lingering as a candidate (say,
         after its worker was killed between writing it and switching)."""
         tx.execute(
-            "UPDATE artifacts SET status = 'failed', reason = ?, status_at = ?"
+            "UPDATE artifact_status SET status = 'failed', reason = ?, status_at = ?"
             " WHERE tenant = ? AND subject = ? AND status = 'candidate' AND id <> ?",
             (
                 f"{SwitchFailure.ALIAS_MOVED}: {published.id} was published before its switch",
@@ -239,7 +241,7 @@ class SwitchMixin(StoreCore):
         tx: Tx, tenant: str, artifact: Artifact, status: ArtifactStatus, reason: str | None
     ) -> None:
         tx.execute(
-            "UPDATE artifacts SET status = ?, reason = ?, status_at = ?"
+            "UPDATE artifact_status SET status = ?, reason = ?, status_at = ?"
             " WHERE tenant = ? AND subject = ? AND id = ?",
             (str(status), reason, utc_now(), tenant, artifact.subject, artifact.id),
         )

@@ -16,6 +16,7 @@ of one key queue on the lock, so the later one supersedes the earlier.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -46,12 +47,24 @@ LOCK = (
 # What the triggers decide by, read under the lock: the alias's coverage and summary,
 # the tenant's tail threshold, and whether any artifact could go stale.
 SUBJECT_FACTS = (
-    "SELECT a.covers_through, a.artifact_id, s.tail_threshold, EXISTS (SELECT 1 FROM"
+    "a.covers_through, a.artifact_id, s.tail_threshold, EXISTS (SELECT 1 FROM"
     f" artifacts t WHERE t.tenant = c.tenant AND t.subject = c.subject AND t.status IN"
     f" ({marks(len(STALEABLE))})) FROM clocks c"
     " LEFT JOIN aliases a ON a.tenant = c.tenant AND a.subject = c.subject"
     " LEFT JOIN job_settings s ON s.tenant = c.tenant WHERE c.tenant = ? AND c.subject = ?"
 )
+# A key's read is one statement of tagged rows (one snapshot, one round trip): its
+# versions, the operations naming them, and with a write the subject's facts. Each row
+# has every part's columns, NULL but its own; typed NULLs in the first part type the
+# UNION's columns on PostgreSQL.
+VERSION, OPERATION, FACTS = 0, 1, 2
+_NO_OP = (
+    "CAST(NULL AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CAST(NULL AS BIGINT)"
+)
+_NO_FACTS = "CAST(NULL AS BIGINT), NULL, CAST(NULL AS BIGINT), CAST(NULL AS BOOLEAN)"
+_EVENT_WIDTH = len(EVENT_COLUMNS.split(","))
+_OP_WIDTH = len(OP_COLUMNS.split(","))
+_NO_EVENT = ", ".join(["NULL"] * _EVENT_WIDTH)
 
 
 @dataclass(frozen=True)
@@ -69,10 +82,13 @@ class _Locked:
 class KeyedMixin(StoreCore):
     # The comparison that orders ids by code point, as the range below needs.
     id_order: str = ""
+    # Whether the operations' indexes on target and other order ids by code point.
+    ops_by_id_range: bool = False
 
     def key_versions(self, tenant: str, subject: str, prefix: str) -> KeyVersions:
         """The events of ``subject`` whose id is ``prefix`` followed by a version number."""
-        rows, ops = self._read_together(self._key_reads(tenant, subject, prefix))
+        sql, params = self._key_read(tenant, subject, prefix)
+        rows, ops, _ = _parts(self._read_once(sql, params))
         return _key_versions(rows, ops, prefix, self.policy)
 
     def write_key(
@@ -100,10 +116,8 @@ class KeyedMixin(StoreCore):
         self, tx: Tx, tenant: str, subject: str, prefix: str, value: NewEvent | None, reason: str
     ) -> KeyWrite:
         lock = (LOCK if value is None else LOCK_OR_CREATE, (tenant, subject))
-        facts = (SUBJECT_FACTS, (*STALEABLE, tenant, subject))
-        locked, rows, ops, found = tx.all_together(
-            [lock, *self._key_reads(tenant, subject, prefix), facts]
-        )
+        locked, read = tx.all_together([lock, self._key_read(tenant, subject, prefix, True)])
+        rows, ops, found = _parts(read)
         key = _key_versions(rows, ops, prefix, self.policy)
         current = key.current
         if not locked or (value is None and current is None):
@@ -123,24 +137,16 @@ class KeyedMixin(StoreCore):
             )
         return KeyWrite("appended", event.id)
 
-    def _key_reads(self, tenant: str, subject: str, prefix: str) -> list[Statement]:
-        """The key's events, and the operations that name one of them or set a policy."""
+    def _key_read(self, tenant: str, subject: str, prefix: str, facts: bool = False) -> Statement:
+        """The key's events, the operations that name one of them or set a policy, and
+        with ``facts`` the subject's SUBJECT_FACTS (no row when it has no clock)."""
         upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)  # the first string past the prefix
-        in_range = (
-            f"SELECT id FROM events WHERE tenant = ? AND id{self.id_order} >= ?"
-            f" AND id{self.id_order} < ? AND subject = ?"
-        )
         key = (tenant, prefix, upper, subject)
-        versions = f"{in_range.replace('SELECT id', f'SELECT {EVENT_COLUMNS}', 1)} ORDER BY seq"
-        ops = (
-            f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
-            f" AND target IN ({in_range}) UNION"
-            f" SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
-            f" AND other IN ({in_range}) UNION"
-            f" SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
-            " AND kind = 'policy'"
-        )
-        return [(versions, key), (ops, ((tenant, subject, *key) * 2) + (tenant, subject))]
+        named = (prefix, upper) if self.ops_by_id_range else key
+        params: tuple[Any, ...] = (*key, *(((tenant, subject, *named) * 2) + (tenant, subject)))
+        if facts:
+            params += (*STALEABLE, tenant, subject)
+        return _key_read_sql(self.id_order, self.ops_by_id_range, facts), params
 
     def _append_version(
         self, tx: Tx, tenant: str, event: NewEvent, current: Event | None, at: _Locked
@@ -189,6 +195,48 @@ class KeyedMixin(StoreCore):
         queue_after_invalidation(
             tx, self.now_sql, tenant, subject, f"{kind} of {target}", stale, at.published
         )
+
+
+@functools.cache
+def _key_read_sql(id_order: str, ops_by_id_range: bool, facts: bool) -> str:
+    """The statement of ``_key_read`` (its text depends on the backend alone)."""
+    in_range = (
+        f"SELECT id FROM events WHERE tenant = ? AND id{id_order} >= ?"
+        f" AND id{id_order} < ? AND subject = ?"
+    )
+    versions = (
+        f"SELECT {VERSION}, {EVENT_COLUMNS}, {_NO_OP}, {_NO_FACTS}"
+        f" FROM ({in_range.replace('SELECT id', f'SELECT {EVENT_COLUMNS}', 1)}) v"
+    )
+    # The operations naming an id of the range (a superset: _key_versions keeps those
+    # naming the latest version): SQLite's ids and index compare by code point, so the
+    # range is looked up there; PostgreSQL's index has the database's collation.
+    names = "{0} >= ? AND {0} < ?" if ops_by_id_range else f"{{0}} IN ({in_range})"
+    part = f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ? AND"
+    target, other = (f"{part} {names.format(column)}" for column in ("target", "other"))
+    sql = (
+        f"{versions} UNION ALL SELECT {OPERATION}, {_NO_EVENT}, {OP_COLUMNS}, NULL, NULL, NULL,"
+        f" NULL FROM ({target} UNION {other} UNION {part} kind = 'policy') o"
+    )
+    if facts:
+        nulls = ", ".join(["NULL"] * (_EVENT_WIDTH + _OP_WIDTH))
+        sql += f" UNION ALL SELECT {FACTS}, {nulls}, {SUBJECT_FACTS}"
+    return f"{sql} ORDER BY 1, 2, {2 + _EVENT_WIDTH}"  # by part, then seq or op_seq
+
+
+def _parts(rows: Sequence[Any]) -> tuple[list[Any], list[Any], list[Any]]:
+    """A key read's rows (``_key_read``) as its events, operations and facts rows."""
+    width = _EVENT_WIDTH
+    parts: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
+    for row in rows:
+        tag = row[0]
+        if tag == VERSION:
+            parts[0].append(row[1 : 1 + width])
+        elif tag == OPERATION:
+            parts[1].append(row[1 + width : 1 + width + _OP_WIDTH])
+        else:
+            parts[2].append(row[1 + width + _OP_WIDTH :])
+    return parts
 
 
 def _key_versions(

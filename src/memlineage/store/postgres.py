@@ -229,11 +229,9 @@ class PostgresStore(SqlStore):
     def _pipelined_write(self) -> Any:
         return self._transaction(read_only=False, pipelined=True)
 
-    def _read_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
-        with self._transaction(read_only=True, pipelined=True) as tx:
-            cursors = [tx.execute(sql, params) for sql, params in statements]
-        # The rows came back with COMMIT's trip, at the pipeline's end.
-        return [cur.fetchall() if cur.description is not None else [] for cur in cursors]
+    def _read_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        with self._driver_errors(), self.pool.connection() as conn:  # autocommit
+            return conn.execute(_pg(sql), params).fetchall()
 
     def _lock_for_migration(self, tx: Tx) -> None:
         tx.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK_KEY,))

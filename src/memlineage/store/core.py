@@ -69,6 +69,13 @@ class StoreCore(abc.ABC):
             found: list[Any] = tx.all(sql, params)
         return found
 
+    def _write_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        """The rows of one statement that writes, as a transaction of its own
+        (PostgreSQL: one round trip, without BEGIN and COMMIT)."""
+        with self._write() as tx:
+            found: list[Any] = tx.all(sql, params)
+        return found
+
     @abc.abstractmethod
     def _lock_for_migration(self, tx: Tx) -> None: ...
 

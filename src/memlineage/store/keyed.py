@@ -23,12 +23,18 @@ from typing import Any
 
 from memlineage.errors import DuplicateEventId
 from memlineage.model import Clock, Event, NewEvent, OpKind
-from memlineage.raw.ingest import check_event
+from memlineage.raw.ingest import check_event, utc_now
 from memlineage.raw.validity import TrustPolicy, source_state
 from memlineage.store.append import _insert_events, _Lines, _plan, check_batch
 from memlineage.store.core import StoreCore
 from memlineage.store.protocol import KeyVersions, KeyWrite
-from memlineage.store.rows import EVENT_COLUMNS, OP_COLUMNS, event_from_row, op_from_row
+from memlineage.store.rows import (
+    EVENT_COLUMNS,
+    OP_COLUMNS,
+    event_from_row,
+    event_row,
+    op_from_row,
+)
 from memlineage.store.sql import Statement, Tx, marks
 from memlineage.store.staleness import STALEABLE
 from memlineage.store.triggers import DEFAULT_TAIL_THRESHOLD, queue_after_invalidation, queue_tails
@@ -58,6 +64,7 @@ SUBJECT_FACTS = (
 # has every part's columns, NULL but its own; typed NULLs in the first part type the
 # UNION's columns on PostgreSQL.
 VERSION, OPERATION, FACTS = 0, 1, 2
+KNOWN_KEYS = 100_000  # keys remembered per store (_known_keys), then forgotten at once
 _NO_OP = (
     "CAST(NULL AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CAST(NULL AS BIGINT)"
 )
@@ -84,11 +91,16 @@ class KeyedMixin(StoreCore):
     id_order: str = ""
     # Whether the operations' indexes on target and other order ids by code point.
     ops_by_id_range: bool = False
+    # A new key's put in one statement, where the schema has it (PostgreSQL's 13): it
+    # returns the new event's seq, or NULL having written nothing (not a new key).
+    put_new_key_sql: str | None = None
 
     def key_versions(self, tenant: str, subject: str, prefix: str) -> KeyVersions:
         """The events of ``subject`` whose id is ``prefix`` followed by a version number."""
         sql, params = self._key_read(tenant, subject, prefix)
         rows, ops, _ = _parts(self._read_once(sql, params))
+        if rows:
+            self._known_keys().add((tenant, prefix))
         return _key_versions(rows, ops, prefix, self.policy)
 
     def write_key(
@@ -105,12 +117,43 @@ class KeyedMixin(StoreCore):
         if value is not None:
             check_batch([value], _Lines())  # NUL, the subject's length: before the lock
         try:
+            known = self._known_keys()
+            new = (tenant, prefix) not in known
+            known.add((tenant, prefix))
+            if value is not None and new:
+                appended = self._put_new_key(tenant, subject, prefix, value)
+                if appended is not None:
+                    return appended
             with self._pipelined_write() as tx:
                 return self._write_key(tx, tenant, subject, prefix, value, reason)
         except self.integrity_errors:
             raise DuplicateEventId(
                 f"the next version of key {prefix!r} is an event of another subject", field="id"
             ) from None
+
+    def _known_keys(self) -> set[tuple[str, str]]:
+        """The (tenant, prefix) of keys this store has seen versions of, or written: their
+        puts take the general path at once rather than after ``_put_new_key``'s miss.
+        Only a hint: a key written elsewhere costs that miss, never a wrong write."""
+        known: set[tuple[str, str]] = self.__dict__.setdefault("_known_key_prefixes", set())
+        if len(known) > KNOWN_KEYS:
+            known.clear()
+        return known
+
+    def _put_new_key(
+        self, tenant: str, subject: str, prefix: str, value: NewEvent
+    ) -> KeyWrite | None:
+        """A new key's first version in one statement (``put_new_key_sql``: the steps of
+        ``_write_key`` on the server), or None when the put is not of a new key of a
+        subject that has events, and nothing was written."""
+        if self.put_new_key_sql is None:
+            return None
+        event = _next_version(value, prefix, KeyVersions((), False))
+        row = event_row(tenant, event, 0, event.content_hash, utc_now())
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        params = (tenant, subject, prefix, upper, *row[2:3], *row[4:10], *row[11:])
+        found = self._write_once(self.put_new_key_sql, (*params, DEFAULT_TAIL_THRESHOLD))
+        return KeyWrite("appended", event.id) if found[0][0] is not None else None
 
     def _write_key(
         self, tx: Tx, tenant: str, subject: str, prefix: str, value: NewEvent | None, reason: str
@@ -125,16 +168,20 @@ class KeyedMixin(StoreCore):
         subject_at = _subject_at(locked[0], found[0])
         if value is None:
             assert current is not None
-            self._invalidate(tx, tenant, subject, subject_at, OpKind.REVOKE, current.id, reason)
+            with tx.writes_together() as writes:
+                self._invalidate(
+                    writes, tenant, subject, subject_at, OpKind.REVOKE, current.id, reason
+                )
             return KeyWrite("revoked", current.id)
         if current is not None and current.text == value.text:
             return KeyWrite("unchanged", current.id)
         event = _next_version(value, prefix, key)
-        self._append_version(tx, tenant, event, current, subject_at)
-        if current is not None:
-            self._invalidate(
-                tx, tenant, subject, subject_at, OpKind.REPLACE, current.id, other=event.id
-            )
+        with tx.writes_together() as writes:
+            self._append_version(writes, tenant, event, current, subject_at)
+            if current is not None:
+                self._invalidate(
+                    writes, tenant, subject, subject_at, OpKind.REPLACE, current.id, other=event.id
+                )
         return KeyWrite("appended", event.id)
 
     def _key_read(self, tenant: str, subject: str, prefix: str, facts: bool = False) -> Statement:

@@ -153,6 +153,11 @@ class AsyncPostgresStore(PostgresStore):
             found: list[Any] = tx.all(sql, params)
         return found
 
+    def _write_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        with self._write() as tx:
+            found: list[Any] = tx.all(sql, params)
+        return found
+
     def close(self) -> None:
         await_(self.apool.close(), self.loop)
 

@@ -319,7 +319,9 @@ def test_a_put_of_a_key_another_store_wrote_replaces_its_value(db_url: str) -> N
     finally:
         second.close()
     with Memory(db_url, tenant="acme") as memory:
-        states = {s.id: s.state for s in memory.events("memories/user-7")}
+        events = memory.events("memories/user-7")
+        states = {s.id: s.state for s in events}
+    assert [e.seq for e in events] == [1, 2, 3, 4]  # a put that was not new took no seq
     assert states == {
         "lg:memories/user-7:diet:1": "superseded",
         "lg:memories/user-7:food:1:1": "valid",

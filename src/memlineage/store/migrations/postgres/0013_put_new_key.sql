@@ -2,9 +2,9 @@
 -- A LangGraph put of a key its subject has no event of (store/keyed.py) runs the same
 -- steps as the transaction of SqlStore.write_key, here on the server: the subject's
 -- clock lock first (I7), the key's range read under it (a fresh snapshot per statement
--- at READ COMMITTED), the event at high_water + 1, the clock update and the tail
--- trigger (triggers.queue_tails and _enqueue_sql with reason 'tail', as one upsert).
--- It returns the event's seq, or NULL, having written nothing, when the put is not of
+-- at READ COMMITTED), the event at the new high_water and the tail trigger
+-- (triggers.queue_tails and _enqueue_sql with reason 'tail', as one upsert).
+-- It returns the event's seq, or NULL, having changed nothing, when the put is not of
 -- that kind: a subject without events (its alias and policies start with its first
 -- event), or any event in the key's range (a version, or a key extending this one).
 -- The caller then runs the general path. SQLite has no server functions: its put runs
@@ -21,20 +21,23 @@ DECLARE
     tail BIGINT;
     now_s DOUBLE PRECISION := CAST(EXTRACT(EPOCH FROM now()) AS DOUBLE PRECISION);
 BEGIN
-    UPDATE clocks SET switches = switches WHERE tenant = p_tenant AND subject = p_subject
-        RETURNING high_water + 1 INTO v_seq;
-    IF v_seq IS NULL OR v_seq = 1 THEN
+    -- The lock is the high-water bump; a put that turns out not to be of a new key
+    -- puts it back (the lock is held until the transaction ends either way).
+    UPDATE clocks SET high_water = high_water + 1
+        WHERE tenant = p_tenant AND subject = p_subject AND high_water > 0
+        RETURNING high_water INTO v_seq;
+    IF v_seq IS NULL THEN
         RETURN NULL;
     END IF;
     IF EXISTS (SELECT 1 FROM events WHERE tenant = p_tenant AND id COLLATE "C" >= p_prefix
                AND id COLLATE "C" < p_upper AND subject = p_subject) THEN
+        UPDATE clocks SET high_water = v_seq - 1 WHERE tenant = p_tenant AND subject = p_subject;
         RETURN NULL;
     END IF;
     INSERT INTO events (tenant, seq, id, subject, at, kind, project, trust, taint, facts,
                         supersedes, text, hash, recorded_at, speaker)
         VALUES (p_tenant, v_seq, p_id, p_subject, p_at, p_kind, p_project, p_trust, p_taint,
                 p_facts, NULL, p_text, p_hash, p_recorded_at, p_speaker);
-    UPDATE clocks SET high_water = v_seq WHERE tenant = p_tenant AND subject = p_subject;
     SELECT a.covers_through, s.tail_threshold INTO covers, threshold FROM clocks c
         LEFT JOIN aliases a ON a.tenant = c.tenant AND a.subject = c.subject
         LEFT JOIN job_settings s ON s.tenant = c.tenant

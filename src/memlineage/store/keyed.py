@@ -177,10 +177,18 @@ class KeyedMixin(StoreCore):
             return KeyWrite("unchanged", current.id)
         event = _next_version(value, prefix, key)
         with tx.writes_together() as writes:
-            self._append_version(writes, tenant, event, current, subject_at)
+            replacing = current is not None
+            self._append_version(writes, tenant, event, current, subject_at, replacing)
             if current is not None:
                 self._invalidate(
-                    writes, tenant, subject, subject_at, OpKind.REPLACE, current.id, other=event.id
+                    writes,
+                    tenant,
+                    subject,
+                    subject_at,
+                    OpKind.REPLACE,
+                    current.id,
+                    other=event.id,
+                    clock_set=True,
                 )
         return KeyWrite("appended", event.id)
 
@@ -196,9 +204,17 @@ class KeyedMixin(StoreCore):
         return _key_read_sql(self.id_order, self.ops_by_id_range, facts), params
 
     def _append_version(
-        self, tx: Tx, tenant: str, event: NewEvent, current: Event | None, at: _Locked
+        self,
+        tx: Tx,
+        tenant: str,
+        event: NewEvent,
+        current: Event | None,
+        at: _Locked,
+        replacing: bool = False,
     ) -> None:
-        """The append's own steps (store/append.py) on what the lock read: no read here."""
+        """The append's own steps (store/append.py) on what the lock read: no read here.
+        ``replacing``: the clock update sets the replacement's epoch and operation seq too
+        (``_invalidate`` with ``clock_set``), one update of the row instead of two."""
         subject = event.subject
         stored = {current.id: (subject, current.hash, current.seq)} if current else {}
         plan = _plan(tenant, [event], {subject: at.clock}, stored, _Lines())
@@ -206,9 +222,11 @@ class KeyedMixin(StoreCore):
             self._start_subjects(tx, tenant, [subject])
         _insert_events(tx, plan.rows, None)
         high_water = plan.high_water[subject]
+        sets, values = "high_water = ?", [high_water]
+        if replacing:
+            sets, values = f"{sets}, epoch = ?, ops = ?", [*values, *_invalidated(at)]
         tx.execute(
-            "UPDATE clocks SET high_water = ? WHERE tenant = ? AND subject = ?",
-            (high_water, tenant, subject),
+            f"UPDATE clocks SET {sets} WHERE tenant = ? AND subject = ?", (*values, tenant, subject)
         )
         queue_tails(
             tx, self.now_sql, tenant, {subject: high_water}, {subject: at.covers}, at.threshold
@@ -224,14 +242,17 @@ class KeyedMixin(StoreCore):
         target: str,
         reason: str | None = None,
         other: str | None = None,
+        clock_set: bool = False,
     ) -> None:
         """``_record_invalidation`` numbered from the lock's clock: it reads only to stale
-        artifacts, and only when the subject has any that could go stale."""
-        epoch, op_seq = at.clock.epoch + 1, at.ops + 1  # the lock holds the clock still
-        tx.execute(
-            "UPDATE clocks SET epoch = ?, ops = ? WHERE tenant = ? AND subject = ?",
-            (epoch, op_seq, tenant, subject),
-        )
+        artifacts, and only when the subject has any that could go stale. ``clock_set``:
+        the clock has its new epoch and operation seq already (``_append_version``)."""
+        epoch, op_seq = _invalidated(at)
+        if not clock_set:
+            tx.execute(
+                "UPDATE clocks SET epoch = ?, ops = ? WHERE tenant = ? AND subject = ?",
+                (epoch, op_seq, tenant, subject),
+            )
         operation = (kind, target, other, None, None, None, None, reason)
         self._insert_operation(tx, tenant, subject, op_seq, epoch, operation)
         stale: tuple[str, ...] = ()
@@ -303,6 +324,11 @@ def _key_versions(
     ]
     state = source_state([latest], about, policy)
     return KeyVersions(tuple(versions), latest.id not in state.invalid)
+
+
+def _invalidated(at: _Locked) -> tuple[int, int]:
+    """The epoch and operation seq after one invalidation (the lock holds the clock still)."""
+    return at.clock.epoch + 1, at.ops + 1
 
 
 def _subject_at(clock: Sequence[Any], facts: Sequence[Any]) -> _Locked:

@@ -7,11 +7,16 @@ the verdict on the latest from the operations that name a version (index
 lookups per version) and the subject's policy operations (a partial index,
 migration 0012).
 
-A write (``write_key``) is one transaction under the subject's clock lock (I7):
-the lock and every read it decides by go out together, then the new version,
-the replacement or revocation of the old one and COMMIT. On PostgreSQL that is
-two round trips (three when the subject has summaries to stale); two writers
-of one key queue on the lock, so the later one supersedes the earlier.
+A read is one statement (no transaction of its own: one statement reads one
+snapshot). A write (``write_key``) is one transaction under the subject's clock
+lock (I7): the lock and the key's read go out together, then the new version,
+the replacement or revocation of the old one (PostgreSQL: as one statement of
+WITH parts, ``MergedWrites``) and COMMIT. On PostgreSQL that is two round trips
+(three when the subject has summaries to stale); two writers of one key queue on
+the lock, so the later one supersedes the earlier. A key this store has not seen
+is first put as a new key in one statement where the schema has the function
+(PostgreSQL, migration 0013): the same steps on the server, or nothing written
+when the key has an event already, and then the general path.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from typing import NoReturn
 
 import pytest
 from langgraph.store.base import InvalidNamespaceError
@@ -286,9 +287,57 @@ def test_puts_past_the_tail_threshold_queue_a_consolidation(
         assert [(j.subject, j.reason) for j in memory.jobs()] == [("memories/user-7", "tail")]
 
 
+def test_puts_past_the_tail_threshold_queue_one_job_that_names_the_tail(
+    store: MemlineageStore, db_url: str
+) -> None:
+    """The tail trigger of a put, whichever path it takes (PostgreSQL puts a new key in
+    one server function), queues as the append's trigger does."""
+    with Memory(db_url, tenant="acme") as memory:
+        memory.set_tail_threshold(2)
+    for n in range(4):
+        store.put(NS, f"k{n}", {"content": f"value {n}"})
+    with Memory(db_url, tenant="acme") as memory:
+        jobs = [(j.subject, j.state, j.reason, j.detail, j.attempts) for j in memory.jobs()]
+    assert jobs == [("memories/user-7", "queued", "tail", "tail of 4 events > 2", 0)]
+
+
+def test_a_put_of_a_key_another_store_wrote_replaces_its_value(db_url: str) -> None:
+    """A store that has not seen a key yet puts it as a new key only if the subject has no
+    event in the key's range: another store's version is superseded, and a key that
+    extends this one is left alone."""
+    first = MemlineageStore(db_url, tenant="acme")
+    first.put(NS, "diet", {"content": "I'm vegan."})
+    first.put(NS, "food:1", {"content": "a key that extends food"})
+    first.close()
+    second = MemlineageStore(db_url, tenant="acme")
+    try:
+        second.put(NS, "diet", {"content": "Fish too."})
+        second.put(NS, "food", {"content": "Lentils."})
+        assert (second.get(NS, "diet") or fail()).value == {"content": "Fish too."}
+        assert (second.get(NS, "food") or fail()).value == {"content": "Lentils."}
+        assert (second.get(NS, "food:1") or fail()).value == {"content": "a key that extends food"}
+    finally:
+        second.close()
+    with Memory(db_url, tenant="acme") as memory:
+        events = memory.events("memories/user-7")
+        states = {s.id: s.state for s in events}
+    assert [e.seq for e in events] == [1, 2, 3, 4]  # a put that was not new took no seq
+    assert states == {
+        "lg:memories/user-7:diet:1": "superseded",
+        "lg:memories/user-7:food:1:1": "valid",
+        "lg:memories/user-7:diet:2": "valid",
+        "lg:memories/user-7:food:1": "valid",
+    }
+
+
+def fail() -> NoReturn:
+    raise AssertionError("no item")
+
+
 def test_a_put_on_postgres_costs_two_round_trips_and_a_get_one(pg_url: str) -> None:
     """A put is one transaction: its lock and every read it decides by go out together,
-    then its writes with COMMIT; a get's reads go out with BEGIN and COMMIT (tests/wire.py)."""
+    then its writes with COMMIT; a new key's put is one statement (a server function),
+    and a get one statement (tests/wire.py)."""
     relay = wire.Relay(pg_url)
     store = MemlineageStore(relay.url_through(pg_url), tenant="acme")
     try:
@@ -303,4 +352,4 @@ def test_a_put_on_postgres_costs_two_round_trips_and_a_get_one(pg_url: str) -> N
     finally:
         store.close()
         relay.close()
-    assert trips == {"put new": 2, "put replace": 2, "put same": 2, "get": 1, "delete": 2}
+    assert trips == {"put new": 1, "put replace": 2, "put same": 2, "get": 1, "delete": 2}

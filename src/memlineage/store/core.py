@@ -21,7 +21,7 @@ from memlineage.store.protocol import OpResult
 from memlineage.store.reader import SqlReader
 from memlineage.store.rows import dumps
 from memlineage.store.search import TextSearch
-from memlineage.store.sql import Statement, Tx
+from memlineage.store.sql import Tx
 from memlineage.store.staleness import mark_descendants_stale
 from memlineage.store.triggers import queue_after_invalidation
 
@@ -62,11 +62,18 @@ class StoreCore(abc.ABC):
         is read). Read rows only through ``one``, ``all``, ``all_together``."""
         return self._write()
 
-    def _read_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
-        """Every row of each of ``statements``, read over one snapshot (PostgreSQL: BEGIN,
-        the statements and COMMIT in one round trip)."""
+    def _read_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        """The rows of one statement, which reads one snapshot by itself (PostgreSQL and
+        SQLite: no transaction of its own, so one statement and one round trip)."""
         with self._read() as tx:
-            found: list[list[Any]] = tx.all_together(statements)
+            found: list[Any] = tx.all(sql, params)
+        return found
+
+    def _write_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        """The rows of one statement that writes, as a transaction of its own
+        (PostgreSQL: one round trip, without BEGIN and COMMIT)."""
+        with self._write() as tx:
+            found: list[Any] = tx.all(sql, params)
         return found
 
     @abc.abstractmethod

@@ -148,9 +148,14 @@ class AsyncPostgresStore(PostgresStore):
             with entered(conn.transaction(), self.loop):
                 yield AsyncPostgresTx(conn, self.loop)
 
-    def _read_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
-        with self._read() as tx:  # each statement awaited (no pipeline here)
-            found: list[list[Any]] = tx.all_together(statements)
+    def _read_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        with self._read() as tx:  # awaited in a transaction, as every read here
+            found: list[Any] = tx.all(sql, params)
+        return found
+
+    def _write_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        with self._write() as tx:
+            found: list[Any] = tx.all(sql, params)
         return found
 
     def close(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -39,6 +40,12 @@ class Tx(abc.ABC):
         use the rows of an earlier one, only its effects.
         """
         return [self.all(sql, params) for sql, params in statements]
+
+    @contextmanager
+    def writes_together(self) -> Iterator[Tx]:
+        """This transaction, where PostgreSQL's pipeline sends plain inserts and updates
+        as few statements (``MergedWrites``); every statement runs by the block's end."""
+        yield self
 
     def where_in(self, column: str, values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
         """``column`` among ``values`` as (condition, parameters), one pair per statement.

@@ -38,6 +38,7 @@ class SqliteStore(SqlStore):
     integrity_errors = (sqlite3.IntegrityError,)
     now_sql = "((julianday('now') - 2440587.5) * 86400.0)"
     text_search = Fts5Search()
+    ops_by_id_range = True  # ids compare by code point (BINARY), on operations' indexes too
 
     def __init__(
         self,
@@ -112,6 +113,10 @@ class SqliteStore(SqlStore):
     def _read(self) -> Any:
         # A deferred transaction reads one WAL snapshot from its first SELECT on.
         return self._transaction("BEGIN")
+
+    def _read_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        with self._connection_mutex, self._driver_errors():  # autocommit: no BEGIN, COMMIT
+            return self.conn.execute(sql, params).fetchall()
 
     def _lock_for_migration(self, tx: Tx) -> None:
         """BEGIN IMMEDIATE already excludes every other writer."""

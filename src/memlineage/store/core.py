@@ -45,6 +45,13 @@ class StoreCore(abc.ABC):
     text_search: TextSearch  # the backend's full-text lookup (store/search.py)
     # SQL that differs per backend: a claim's row lock (PostgreSQL: SKIP LOCKED).
     claim_lock: str = ""
+    # A list of texts as rows of one column ``value``, from one parameter (``text_list``).
+    text_rows: str = "json_each(?)"
+
+    @staticmethod
+    def text_list(values: Sequence[str]) -> Any:
+        """``values`` as the one parameter of ``text_rows`` (SQLite: a JSON array)."""
+        return dumps(list(values))
 
     # -- what a backend supplies --
 
@@ -61,6 +68,12 @@ class StoreCore(abc.ABC):
         (PostgreSQL: a pipeline; one whose rows are not read waits for the next that
         is read). Read rows only through ``one``, ``all``, ``all_together``."""
         return self._write()
+
+    def _one_statement(self, read_only: bool = False) -> Any:
+        """Context manager: a transaction of exactly one statement, the caller's promise
+        (PostgreSQL: the statement commits on its own, no BEGIN or COMMIT: one round
+        trip instead of three; SQLite: as ``_write`` or ``_read``)."""
+        return self._read() if read_only else self._write()
 
     def _read_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
         """Every row of each of ``statements``, read over one snapshot (PostgreSQL: BEGIN,

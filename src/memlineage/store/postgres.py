@@ -134,6 +134,11 @@ class PostgresStore(SqlStore):
     # Workers on many machines: each claim skips the rows another one holds.
     claim_lock = " FOR UPDATE SKIP LOCKED"
     id_order = ' COLLATE "C"'  # a range of ids by code point, on its own index (0012)
+    text_rows = "unnest(CAST(? AS TEXT[])) AS listed (value)"
+
+    @staticmethod
+    def text_list(values: Sequence[str]) -> Any:
+        return list(values)
 
     def __init__(
         self,
@@ -228,6 +233,14 @@ class PostgresStore(SqlStore):
 
     def _pipelined_write(self) -> Any:
         return self._transaction(read_only=False, pipelined=True)
+
+    @contextmanager
+    def _one_statement(self, read_only: bool = False) -> Iterator[Tx]:
+        # The pool's connections are in autocommit: one statement is its own transaction
+        # (READ COMMITTED, read-write: a reader's REPEATABLE READ READ ONLY set on the
+        # connection applies to BEGIN only).
+        with self._driver_errors(), self.pool.connection() as conn:
+            yield PostgresTx(conn)
 
     def _read_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
         with self._transaction(read_only=True, pipelined=True) as tx:

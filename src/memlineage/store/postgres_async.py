@@ -148,6 +148,9 @@ class AsyncPostgresStore(PostgresStore):
             with entered(conn.transaction(), self.loop):
                 yield AsyncPostgresTx(conn, self.loop)
 
+    def _one_statement(self, read_only: bool = False) -> Any:
+        return self._transaction(read_only)  # awaited statements: no trip to save here
+
     def _read_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
         with self._read() as tx:  # each statement awaited (no pipeline here)
             found: list[list[Any]] = tx.all_together(statements)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from memlineage.canonical import input_root
 from memlineage.errors import NotFound, StoreError
@@ -13,7 +13,6 @@ from memlineage.model import (
     Alias,
     Artifact,
     ArtifactStatus,
-    Event,
     Operation,
     SwitchFailure,
     SwitchResult,
@@ -36,6 +35,16 @@ from memlineage.store.rows import (
     op_from_row,
 )
 from memlineage.store.sql import Statement, Tx
+
+
+class _Input(NamedTuple):
+    """What the switch re-reads of an input under the lock (``source_state``, inputRoot)."""
+
+    id: str
+    hash: str
+    trust: str
+    taint: tuple[str, ...]
+
 
 # After the CAS, in its transaction: it took (the alias names the new artifact).
 _CAS_TOOK = "EXISTS (SELECT 1 FROM aliases WHERE tenant = ? AND subject = ? AND artifact_id = ?)"
@@ -209,7 +218,10 @@ class SwitchMixin(StoreCore):
                 ]
             )
             artifact = replace(artifact_from_row(found[0]), output=artifact.output)
-        events = [event_from_row(r) for r in reads[0]]
+        events = [
+            _Input(r[0], r[1], r[2], () if r[3] == "[]" else tuple(json.loads(r[3])))
+            for r in reads[0]
+        ]
         ops = [op_from_row(r) for r in reads[1]]
         alias_row = reads[2][0]
         alias = Alias(alias_row[0], int(alias_row[1]), int(alias_row[2]), bool(alias_row[3]))
@@ -240,7 +252,11 @@ class SwitchMixin(StoreCore):
         the manifest of the artifact it publishes."""
         subject = artifact.subject
         return [
-            events_statement(tenant, subject, through=artifact.manifest.new_covers_through),
+            (  # what the re-validation reads of an input: no text
+                "SELECT id, hash, trust, taint FROM events WHERE tenant = ? AND subject = ?"
+                " AND seq <= ? ORDER BY seq",
+                (tenant, subject, artifact.manifest.new_covers_through),
+            ),
             operations_statement(tenant, subject),
             (
                 "SELECT a.artifact_id, a.source_epoch, a.covers_through, a.bypassed, r.manifest"
@@ -305,7 +321,7 @@ class SwitchMixin(StoreCore):
         return Alias(artifact.id, m.input_epoch, m.new_covers_through, False)
 
     def _refusal(
-        self, artifact: Artifact, epoch: int, stored: list[Event], ops: list[Operation]
+        self, artifact: Artifact, epoch: int, stored: list[_Input], ops: list[Operation]
     ) -> tuple[SwitchFailure, str] | None:
         """Re-validate under the lock: status, epoch, every input, the conflict set
         (``stored``, ``ops``: the subject's events up to the coverage and operations)."""

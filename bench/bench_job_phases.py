@@ -132,7 +132,6 @@ def instrument(tracer: Tracer, store: PostgresStore) -> None:
     w(store, "write_artifact", "write artifact")
     w(store, "release_state", lambda: f"release_state ({caller(3)})")
     w(store, "switch", "switch")
-    w(store, "write_and_switch", "write artifact + switch")
     w(store, "job_head", "read head")
     w(store, "consolidation_input", "read input")
     w(consolidation, "select", "select (CPU)")

@@ -26,6 +26,8 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -89,10 +91,10 @@ def spin(barrier: object, rounds: int) -> None:
         total += i * i % 7
 
 
-def bench_spin(rounds: int = 20_000_000) -> dict[int, float]:
+def bench_spin(rounds: int = 10_000_000, quiet: bool = False) -> dict[int, float]:
     """Rounds of a pure-Python loop per second in N processes: the cores free now."""
     rates: dict[int, float] = {}
-    for processes in WORKERS:
+    for processes in (1, 2) if quiet else WORKERS:
         barrier = SPAWN.Barrier(processes + 1)
         procs = [SPAWN.Process(target=spin, args=(barrier, rounds)) for _ in range(processes)]
         for proc in procs:
@@ -102,6 +104,8 @@ def bench_spin(rounds: int = 20_000_000) -> dict[int, float]:
         for proc in procs:
             proc.join()
         rates[processes] = processes * rounds / (time.perf_counter() - started)
+        if quiet:
+            continue
         report(
             f"CPU spin, {processes} process(es)",
             rates[processes] / 1e6,
@@ -204,31 +208,64 @@ def bench_switch(url: str, subjects: int) -> dict[int, float]:
     return rates
 
 
-def bench_workers(url: str, subjects: int, baseline: float, src: str) -> None:
-    env = {**os.environ, "PYTHONPATH": src}
-    rates: dict[int, float] = {}
-    for workers in WORKERS:
-        tenant = f"jobs{workers}"
-        clone(url, "seeded", tenant)
-        with Memory(url, tenant=tenant) as memory:
-            memory.queue([f"user-{s}" for s in range(subjects)])
-        subprocess.run(
-            [*WORKER, "--db", url, "--tenant", tenant, "--once", "--concurrency", str(workers)],
-            check=True,
-            env=env,
-            stderr=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+def run_workers(
+    url: str, subjects: int, src: str, workers: int, tenant: str
+) -> tuple[float, float]:
+    """Drain ``subjects`` queued jobs with ``workers`` processes: (jobs/s, worker CPU ms a job)."""
+    clone(url, "seeded", tenant)
+    with Memory(url, tenant=tenant) as memory:
+        memory.queue([f"user-{s}" for s in range(subjects)])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        [*WORKER, "--db", url, "--tenant", tenant, "--once", "--concurrency", str(workers)],
+        check=True,
+        env={**os.environ, "PYTHONPATH": src},
+        stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return jobs_rate(url, tenant, subjects, "published"), cpu / subjects * 1000
+
+
+def bench_workers(url: str, subjects: int, baseline: float, src: str, rounds: int) -> None:
+    """Rounds of 1, 2 and 4 workers, each round after a CPU spin of 1 and 2 processes (the
+    cores free at that moment); the medians over the rounds of each ratio."""
+    rates: dict[int, list[float]] = {w: [] for w in WORKERS}
+    cpus: dict[int, list[float]] = {w: [] for w in WORKERS}
+    spins: list[float] = []
+    for r in range(rounds):
+        spin_rates = bench_spin(quiet=True)
+        spins.append(spin_rates[2] / spin_rates[1])
+        for workers in WORKERS:
+            rate, cpu = run_workers(url, subjects, src, workers, f"jobs{workers}r{r}")
+            rates[workers].append(rate)
+            cpus[workers].append(cpu)
+        print(
+            f"round {r + 1}: spin 2/1 {spins[-1]:.2f};"
+            + "; ".join(f" {w} worker(s) {rates[w][-1]:.1f} jobs/s" for w in WORKERS),
+            flush=True,
         )
-        rates[workers] = rate = jobs_rate(url, tenant, subjects, "published")
+    report("CPU spin, 2 / 1 process(es), median", statistics.median(spins), "x")
+    for workers in WORKERS:
+        rate = statistics.median(rates[workers])
         report(
-            f"end-to-end jobs, {workers} worker(s)",
+            f"end-to-end jobs, {workers} worker(s), median",
             rate,
             "jobs/s",
             "bare switch tx (1 connection)",
             rate / baseline,
         )
+        report(
+            f"  worker CPU a job, {workers} worker(s), median",
+            statistics.median(cpus[workers]),
+            "ms",
+        )
         if workers > 1:
-            report(f"  {workers} workers / 1 worker", rate / rates[1], "x")
+            ratios = [n / one for n, one in zip(rates[workers], rates[1], strict=True)]
+            report(
+                f"  {workers} workers / 1 worker, median of rounds", statistics.median(ratios), "x"
+            )
 
 
 def bench_claim(url: str, queued: int, samples: int) -> None:
@@ -269,6 +306,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--subjects", type=int, default=500)
     parser.add_argument("--src", default=str(HERE.parent / "src"))
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of 1, 2, 4 workers")
     parser.add_argument("--skip-claims", action="store_true", help="no claim latency")
     parser.add_argument("--queued", type=int, default=10_000)
     parser.add_argument("--samples", type=int, default=1_000)
@@ -281,7 +319,7 @@ def main() -> None:
         bench_spin()
         bench_noop(url, args.subjects, args.src)
         rates = bench_switch(url, args.subjects)
-        bench_workers(url, args.subjects, rates[1], args.src)
+        bench_workers(url, args.subjects, rates[1], args.src, args.rounds)
         if not args.skip_claims:
             bench_claim(url, args.queued, args.samples)
 

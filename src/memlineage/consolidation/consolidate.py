@@ -266,9 +266,8 @@ def consolidate(
     budget builds a new one. ``release_mode``: the tenant's mode as the caller
     read it (a worker's claim does), else it is read here.
 
-    A candidate is written and switched in one transaction (``write_and_switch``);
-    a model's rejected attempts, a rejected artifact and a shadow candidate are
-    written on their own.
+    Step 7 commits before step 8 starts: a worker killed between them leaves its
+    candidate written, and the next publish of the subject fails it.
     """
     found = store.job_head(tenant, subject)
     head = found[0] if found is not None else None
@@ -285,18 +284,14 @@ def consolidate(
     built = build(
         store, tenant, subject, generator, budget=budget, config_version=config_version, read=read
     )
-    for attempt in built.attempts[:-1]:
+    for attempt in built.attempts:
         store.write_artifact(tenant, attempt)
     artifact = built.artifact
-    candidate = artifact.status is ArtifactStatus.CANDIDATE
     mode = release_mode if release_mode is not None else store.release_state(tenant)[0]
-    if candidate and mode != "shadow":
-        return Consolidation(artifact, store.write_and_switch(tenant, artifact, force=force))
-    store.write_artifact(tenant, artifact)
-    if candidate:
+    if mode == "shadow" and artifact.status is ArtifactStatus.CANDIDATE:
         store.queue_review(tenant, subject, artifact.id)
         return Consolidation(artifact, None, awaiting_review=True)
-    return Consolidation(artifact, None)
+    return Consolidation(artifact, publish(store, tenant, artifact, force=force))
 
 
 def consolidate_each(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from memlineage.canonical import input_root
@@ -29,6 +29,7 @@ from memlineage.store.reader import (
 )
 from memlineage.store.rows import (
     ARTIFACT_COLUMNS,
+    OP_COLUMNS,
     artifact_from_row,
     dumps,
     event_from_row,
@@ -45,6 +46,11 @@ class _Input(NamedTuple):
     trust: str
     taint: tuple[str, ...]
 
+
+# The subject's clock exists (the artifact's rows are written only then).
+_CLOCK_EXISTS = "EXISTS (SELECT 1 FROM clocks WHERE tenant = ? AND subject = ?)"
+# The subject of the artifact a switch publishes (each of its reads names it so).
+_SUBJECT_OF = "(SELECT subject FROM artifacts WHERE tenant = ? AND id = ?)"
 
 # After the CAS, in its transaction: it took (the alias names the new artifact).
 _CAS_TOOK = "EXISTS (SELECT 1 FROM aliases WHERE tenant = ? AND subject = ? AND artifact_id = ?)"
@@ -68,12 +74,21 @@ class _Switch:
 
 class SwitchMixin(StoreCore):
     def write_artifact(self, tenant: str, artifact: Artifact) -> None:
-        """Step 7: store an attempt with its manifest and derivation edges. Not readable yet."""
-        with self._write() as tx:
-            if self._lock_clock(tx, tenant, artifact.subject) is None:
-                raise NotFound(f"no subject {artifact.subject!r}", field="subject")
-            for sql, params in self._artifact_rows(tenant, artifact):
-                tx.execute(sql, params)
+        """Step 7: store an attempt with its manifest and derivation edges. Not readable yet.
+
+        The subject's lock first (I7); the rows are written only if its clock exists, so
+        the transaction reads nothing before its commit (PostgreSQL: one round trip)."""
+        subject = artifact.subject
+        with self._pipelined_write() as tx:
+            tx.execute(
+                "UPDATE clocks SET switches = switches WHERE tenant = ? AND subject = ?",
+                (tenant, subject),
+            )
+            written = [
+                tx.execute(sql, params) for sql, params in self._artifact_rows(tenant, artifact)
+            ]
+        if int(written[0].rowcount) != 1:
+            raise NotFound(f"no subject {subject!r}", field="subject")
 
     def _artifact_rows(self, tenant: str, artifact: Artifact) -> list[Statement]:
         """The artifact's row and its derivation edges (step 7)."""
@@ -81,7 +96,7 @@ class SwitchMixin(StoreCore):
         now = utc_now()
         row = (
             f"INSERT INTO artifacts (tenant, {ARTIFACT_COLUMNS}, status_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f" SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE {_CLOCK_EXISTS}",
             (
                 tenant,
                 artifact.id,
@@ -93,17 +108,27 @@ class SwitchMixin(StoreCore):
                 dumps(artifact.gate.to_json()),
                 now,
                 now,
+                tenant,
+                artifact.subject,
             ),
         )
         parents = list(manifest.input_ids)
         if manifest.derived_from_artifact:
             parents.append(manifest.derived_from_artifact)
         # One statement for every edge: a statement costs the client more than a row.
-        # (WHERE TRUE: SQLite reads ON CONFLICT after a bare FROM as a join.)
+        # (the WHERE also keeps SQLite from reading ON CONFLICT as a join's)
         edges: Statement = (
             "INSERT INTO derivation (tenant, subject, parent, child)"
-            f" SELECT ?, ?, value, ? FROM {self.text_rows} WHERE TRUE ON CONFLICT DO NOTHING",
-            (tenant, artifact.subject, artifact.id, self.text_list(parents)),
+            f" SELECT ?, ?, value, ? FROM {self.text_rows} WHERE {_CLOCK_EXISTS}"
+            " ON CONFLICT DO NOTHING",
+            (
+                tenant,
+                artifact.subject,
+                artifact.id,
+                self.text_list(parents),
+                tenant,
+                artifact.subject,
+            ),
         )
         return [row, edges]
 
@@ -147,83 +172,49 @@ class SwitchMixin(StoreCore):
 
         Unless ``force``, a candidate whose coverage and epoch the alias already
         publishes is refused as ``up_to_date``: one publish per (coverage, epoch).
+
+        One transaction, two round trips on PostgreSQL: the lock of the artifact's
+        subject (I7) and every re-read go out together; the re-validation, the epoch
+        check and the CAS's decision are made on what was read under the lock (every
+        writer of an alias holds it, so the alias cannot move before the CAS runs);
+        the CAS then goes out with the commit, the publish's other writes conditional
+        on it, and its row count is read after.
         """
-        with self._read() as tx:
-            row = tx.one(
-                "SELECT subject FROM artifacts WHERE tenant = ? AND id = ?", (tenant, artifact_id)
-            )
-        if row is None:
-            raise NotFound(f"no artifact {artifact_id!r}", field="artifact")
         with self._pipelined_write() as tx:
-            plan = self._plan_switch(tx, tenant, str(row[0]), artifact_id, None, force)
+            plan = self._plan_switch(tx, tenant, artifact_id, force)
         return plan.result()
 
-    def write_and_switch(
-        self, tenant: str, artifact: Artifact, *, force: bool = False
-    ) -> SwitchResult:
-        """Steps 7 and 8 in one transaction: write a candidate, then switch to it as
-        ``switch`` does (refused, it stays written, failed with the reason). Under the
-        subject's lock from the first statement (I7); PostgreSQL: two round trips."""
-        with self._pipelined_write() as tx:
-            plan = self._plan_switch(tx, tenant, artifact.subject, artifact.id, artifact, force)
-        return plan.result()
-
-    def _plan_switch(
-        self,
-        tx: Tx,
-        tenant: str,
-        subject: str,
-        artifact_id: str,
-        written: Artifact | None,
-        force: bool,
-    ) -> _Switch:
-        """The switch's transaction: lock, (write,) re-read and re-validate, then the CAS
-        and what follows it, sent with the commit; the CAS's row count is read after it."""
-        lock: Statement = (
-            "UPDATE clocks SET switches = switches + 1 WHERE tenant = ? AND subject = ?"
-            " RETURNING epoch, switches, high_water, detected_through",
-            (tenant, subject),
+    def _plan_switch(self, tx: Tx, tenant: str, artifact_id: str, force: bool) -> _Switch:
+        of = (tenant, artifact_id)
+        lock: Statement = (  # an artifact's subject never changes: read it in the lock
+            "UPDATE clocks SET switches = switches + 1"
+            " WHERE (tenant, subject) = (SELECT tenant, subject FROM artifacts"
+            " WHERE tenant = ? AND id = ?) RETURNING subject, epoch, switches, high_water,"
+            " detected_through",
+            of,
         )
-        if written is None:  # the artifact is read under the lock, then its inputs
-            locked, found = tx.all_together([lock, self._artifact_statement(tenant, artifact_id)])
-            if not locked:
-                raise NotFound(f"no subject {subject!r}", field="subject")
-            artifact = artifact_from_row(found[0])
-            reads = tx.all_together(self._switch_reads(tenant, artifact))
-        else:
-            artifact = written
-            done = tx.all_together(
-                [
-                    lock,
-                    *self._artifact_rows(tenant, artifact),
-                    *self._switch_reads(tenant, artifact),
-                ]
-            )
-            locked, reads = done[0], done[-3:]
-            if not locked:
-                raise NotFound(f"no subject {subject!r}", field="subject")
-        epoch, switch_no, high_water, detected = (int(v) for v in locked[0])
+        locked, *reads = tx.all_together([lock, *self._switch_reads(tenant, artifact_id)])
+        if not locked:
+            raise NotFound(f"no artifact {artifact_id!r}", field="artifact")
+        subject = str(locked[0][0])
+        epoch, switch_no, high_water, detected = (int(v) for v in locked[0][1:])
         # No summary is switched over events not checked for conflicts: catch the
         # detection job up first, under this lock. A conflict it records bumps the
-        # epoch, and the re-validation below refuses the switch for it.
+        # epoch (and may make the artifact stale): read again after it.
         if detected < high_water and self._catch_up_detection(tx, tenant, subject, high_water):
             epoch = int(tx.one(
                 "SELECT epoch FROM clocks WHERE tenant = ? AND subject = ?", (tenant, subject)
             )[0])  # fmt: skip
-            # and the artifact again: what detection recorded may have made it stale
-            found, *reads = tx.all_together(
-                [
-                    self._artifact_statement(tenant, artifact_id),
-                    *self._switch_reads(tenant, artifact),
-                ]
-            )
-            artifact = replace(artifact_from_row(found[0]), output=artifact.output)
+            reads = tx.all_together(self._switch_reads(tenant, artifact_id))
+        artifact = artifact_from_row(reads[0][0])
+        coverage = artifact.manifest.new_covers_through
         events = [
             _Input(r[0], r[1], r[2], () if r[3] == "[]" else tuple(json.loads(r[3])))
-            for r in reads[0]
+            for r in reads[1]
+            if int(r[4]) <= coverage  # every input has seq <= newCoversThrough
         ]
-        ops = [op_from_row(r) for r in reads[1]]
-        alias_row = reads[2][0]
+        ops = [op_from_row(r) for r in reads[2]]
+        alias_row = reads[3][0]
         alias = Alias(alias_row[0], int(alias_row[1]), int(alias_row[2]), bool(alias_row[3]))
         refusal = self._refusal(artifact, epoch, events, ops)
         if refusal is None and not force:
@@ -241,29 +232,31 @@ class SwitchMixin(StoreCore):
         )
 
     @staticmethod
-    def _artifact_statement(tenant: str, artifact_id: str) -> Statement:
-        columns = ARTIFACT_COLUMNS.replace("output", "NULL")  # the manifest is what is checked
-        return f"SELECT {columns} FROM artifacts WHERE tenant = ? AND id = ?", (tenant, artifact_id)
-
-    @staticmethod
-    def _switch_reads(tenant: str, artifact: Artifact) -> list[Statement]:
-        """What the switch re-validates, read under the lock: every input (each has
-        seq <= newCoversThrough: one range read), the operations, and the alias with
-        the manifest of the artifact it publishes."""
-        subject = artifact.subject
+    def _switch_reads(tenant: str, artifact_id: str) -> list[Statement]:
+        """What the switch re-validates, read under the lock: the artifact (its manifest;
+        not its output), the subject's events as far as the re-validation reads them (an
+        input's id, hash and trust: one range read re-reads them all), its operations,
+        and the alias with the manifest of the artifact it publishes."""
+        of = (tenant, artifact_id)
+        columns = ARTIFACT_COLUMNS.replace("output", "NULL")
         return [
-            (  # what the re-validation reads of an input: no text
-                "SELECT id, hash, trust, taint FROM events WHERE tenant = ? AND subject = ?"
-                " AND seq <= ? ORDER BY seq",
-                (tenant, subject, artifact.manifest.new_covers_through),
+            (f"SELECT {columns} FROM artifacts WHERE tenant = ? AND id = ?", of),
+            (
+                "SELECT id, hash, trust, taint, seq FROM events"
+                f" WHERE tenant = ? AND subject = {_SUBJECT_OF} ORDER BY seq",
+                (tenant, *of),
             ),
-            operations_statement(tenant, subject),
+            (
+                f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ?"
+                f" AND subject = {_SUBJECT_OF} ORDER BY op_seq",
+                (tenant, *of),
+            ),
             (
                 "SELECT a.artifact_id, a.source_epoch, a.covers_through, a.bypassed, r.manifest"
                 " FROM aliases a LEFT JOIN artifacts r ON r.tenant = a.tenant"
                 " AND r.subject = a.subject AND r.id = a.artifact_id"
-                " WHERE a.tenant = ? AND a.subject = ?",
-                (tenant, subject),
+                f" WHERE a.tenant = ? AND a.subject = {_SUBJECT_OF}",
+                (tenant, *of),
             ),
         ]
 

@@ -32,7 +32,7 @@ from typing import Any
 from common import LOCOMO, PG_URL, open_memory, report
 from memlineage import Memory
 from memlineage.consolidation import consolidate as consolidation
-from memlineage.meaning.extract import cached_event_items
+from memlineage.meaning.extract import clear_caches
 from memlineage.operations import locomo
 from memlineage.store.base import SqlStore
 from memlineage.tokens import default_tokenizer
@@ -67,8 +67,9 @@ CPU: list[float] = []
 
 
 def cold_cache() -> None:
-    """Forget every event's items: what a process that never saw the subject pays."""
-    cached_event_items.cache_clear()
+    """Forget everything extraction and binding remember of texts: what a process
+    that never saw the subject pays."""
+    clear_caches()
 
 
 # ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import random
 import sqlite3
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -141,7 +142,13 @@ class PostgresBackend(Backend):
 
 
 def bench_append(backend: Backend, total: int, batch: int, subjects: int, repeats: int) -> None:
-    """First and warm imports: ours against the bare driver, medians of ``repeats`` runs."""
+    """First and warm imports: ours against the bare driver, in ``repeats`` rounds.
+
+    Each round runs every variant once, in an order that rotates from round to
+    round, and each ratio is the median of the rounds' own ratios: the load of a
+    shared machine drifts over minutes, and a ratio of two runs minutes apart
+    measures the drift (they moved by 0.3 or more when run one block after another).
+    """
     first_lines = import_file(0, total, subjects)
     warm_lines = import_file(total // subjects, total, subjects)
     first_events = [parse_event(r) for r in first_lines]
@@ -149,19 +156,16 @@ def bench_append(backend: Backend, total: int, batch: int, subjects: int, repeat
     bare_first = split(bare_rows(first_lines), batch)
     bare_warm = split(bare_rows(first_lines + warm_lines)[total:], batch)  # seqs continue
 
-    def timed(phase: str, run: Callable[[str], None]) -> float:
-        def once() -> float:
-            with backend.fresh() as url:
-                if phase == "warm":
-                    with Memory(url) as memory:
-                        for chunk in split(first_events, batch):
-                            memory.store.append("default", chunk)
-                    backend.analyze(url)
-                started = time.perf_counter()
-                run(url)
-                return time.perf_counter() - started
-
-        return sorted(once() for _ in range(repeats))[repeats // 2]
+    def once(phase: str, run: Callable[[str], None]) -> float:
+        with backend.fresh() as url:
+            if phase == "warm":
+                with Memory(url) as memory:
+                    for chunk in split(first_events, batch):
+                        memory.store.append("default", chunk)
+                backend.analyze(url)
+            started = time.perf_counter()
+            run(url)
+            return time.perf_counter() - started
 
     def ours_append(events: list[NewEvent]) -> Callable[[str], None]:
         def run(url: str) -> None:
@@ -185,20 +189,43 @@ def bench_append(backend: Backend, total: int, batch: int, subjects: int, repeat
         ("warm", warm_lines, warm_events, bare_warm),
     ):
         label = f"{backend.name} {phase} import"
-        bare = {
-            how: timed(phase, lambda url, how=how, rows=rows: backend.bare(url, how, rows))
+        variants: dict[str, Callable[[str], None]] = {
+            f"bare {how}": lambda url, how=how, rows=rows: backend.bare(url, how, rows)
             for how in hows
         }
-        for how, seconds in bare.items():
-            report(f"{label}: bare {how}", total / seconds, "events/s")
-        for name, seconds in (
-            ("store.append", timed(phase, ours_append(events))),
-            ("Memory.add", timed(phase, ours_add(lines))),
-        ):
-            for how, base in bare.items():
+        variants["store.append"] = ours_append(events)
+        variants["Memory.add"] = ours_add(lines)
+        rounds = interleaved(variants, repeats, lambda run, phase=phase: once(phase, run))
+        for how in hows:
+            report(f"{label}: bare {how}", total / median_of(rounds, f"bare {how}"), "events/s")
+        for name in ("store.append", "Memory.add"):
+            for how in hows:
+                ratio = statistics.median(r[f"bare {how}"] / r[name] for r in rounds)
                 report(
-                    f"{label}: {name}", total / seconds, "events/s", f"bare {how}", base / seconds
+                    f"{label}: {name}",
+                    total / median_of(rounds, name),
+                    "events/s",
+                    f"bare {how}",
+                    ratio,
                 )
+
+
+def interleaved(
+    variants: dict[str, Callable[[str], None]],
+    repeats: int,
+    measure: Callable[[Callable[[str], None]], float],
+) -> list[dict[str, float]]:
+    """``repeats`` rounds of every variant's seconds, the order rotated each round."""
+    names = list(variants)
+    rounds = []
+    for r in range(repeats):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        rounds.append({name: measure(variants[name]) for name in order})
+    return rounds
+
+
+def median_of(rounds: list[dict[str, float]], name: str) -> float:
+    return statistics.median(r[name] for r in rounds)
 
 
 def split(values: list[Any], size: int) -> list[list[Any]]:

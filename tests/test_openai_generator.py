@@ -625,6 +625,42 @@ def test_an_incremental_run_shows_only_the_new_events(mem: Memory, fake: FakeSer
     published_only_once(mem, second)
 
 
+def test_a_conflict_within_the_new_events_does_not_rebuild_the_rest(
+    mem: Memory, fake: FakeServer
+) -> None:
+    """Issue #26: a tail-only conflict moves the epoch, but nothing the parent read
+    changed, so the model is shown the new events alone, with their conflict."""
+    first = consolidate(mem, fake, oracle())
+    mem.add([
+        event("m-7", "We decided to move the office on May 4, 2025.", "decision"),
+        event("m-8", "We decided to move the office on June 9, 2025.", "decision"),
+    ])  # fmt: skip
+    fake.reset()
+    second = mem.consolidate("user-7", make_generator(fake)).artifact
+    [request] = fake.requests
+    sent = request.input()
+    assert [e["id"] for e in sent["events"]] == ["m-7", "m-8"]
+    assert sent["previousOutput"] is not None
+    tail_conflicts = [c for c in sent["unresolvedConflicts"] if {c["a"], c["b"]} == {"m-7", "m-8"}]
+    assert len(tail_conflicts) == 1
+    assert second.manifest.derived_from_artifact == first.id
+    published_only_once(mem, second)
+    recalled = mem.recall("user-7")
+    assert recalled.mode == "summary"
+    pairs = {frozenset((c.a, c.b)) for c in recalled.conflicts}
+    assert pairs == {frozenset(("m-4", "m-5")), frozenset(("m-7", "m-8"))}
+
+
+def test_a_conflict_with_an_event_the_parent_read_rebuilds(mem: Memory, fake: FakeServer) -> None:
+    consolidate(mem, fake, oracle())
+    mem.add([event("m-7", "We decided to ship on March 20, 2024.", "decision")])
+    fake.reset()
+    second = mem.consolidate("user-7", make_generator(fake)).artifact
+    shown = [e["id"] for r in fake.requests for e in r.input()["events"]]
+    assert shown == [e["id"] for e in EVENTS] + ["m-7"]  # every event again
+    assert second.manifest.derived_from_artifact is None
+
+
 # ---------------------------------------------------------------------------
 # chunks: a selection larger than the context, never truncated
 

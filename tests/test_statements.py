@@ -278,3 +278,41 @@ def test_incremental_runs_keep_the_must_preserve_and_conflict_sets(
         assert budget["The budget is $4,500."] == ("s-4", "s-6")
         assert budget["Never deploy on Fridays."] == ("s-1", "s-9")
         assert set(recalled.cold) == {"s-5"}
+
+
+def test_a_conflict_between_new_events_keeps_the_summary_incremental(memory: Memory) -> None:
+    """Issue #26: the epoch moved, but only new events are in conflict: the run builds
+    on the published summary (a derivation edge to it), and the reader sees both new
+    events contested beside what the summary said before."""
+    add(memory, {"id": "w-1", "text": "Never deploy on Fridays.", "at": "2026-01-10T09:00:00Z"})
+    first = memory.consolidate("user-7")
+    assert first.switched
+    add(
+        memory,
+        {"id": "o-1", "text": "My office is in Madrid.", "at": "2026-02-01T09:00:00Z"},
+        {"id": "o-2", "text": "My office is in Seville.", "at": "2026-02-02T09:00:00Z"},
+    )
+    conflict = memory.conflict("o-1", "o-2", key="office").conflict_id
+    second = memory.consolidate("user-7")
+    assert second.switched, second.to_json()
+    assert second.artifact.manifest.derived_from_artifact == first.artifact.id
+    summary = memory.recall("user-7").summary or ""
+    assert line_with(summary, "My office is in Madrid.") == (
+        f"- [{conflict}] My office is in Madrid. (2026-02-01)"
+    )
+    assert line_with(summary, "My office is in Seville.") == (
+        f"- [{conflict}] My office is in Seville. (2026-02-02)"
+    )
+    assert "Never deploy on Fridays." in summary
+
+
+def test_a_conflict_with_a_summarized_event_rebuilds_it(memory: Memory) -> None:
+    add(memory, {"id": "o-1", "text": "My office is in Madrid.", "at": "2026-02-01T09:00:00Z"})
+    assert memory.consolidate("user-7").switched
+    add(memory, {"id": "o-2", "text": "My office is in Seville.", "at": "2026-02-02T09:00:00Z"})
+    conflict = memory.conflict("o-1", "o-2", key="office").conflict_id
+    second = memory.consolidate("user-7")
+    assert second.switched
+    assert second.artifact.manifest.derived_from_artifact is None  # a full rebuild
+    summary = memory.recall("user-7").summary or ""
+    assert line_with(summary, "Madrid") == f"- [{conflict}] My office is in Madrid. (2026-02-01)"

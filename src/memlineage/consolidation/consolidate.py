@@ -18,7 +18,7 @@ from memlineage.consolidation.alias import why_not_summary
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.render import render_summary
-from memlineage.consolidation.select import Selection, select
+from memlineage.consolidation.select import Selection, carries_over, select
 from memlineage.errors import BadInput, NotFound
 from memlineage.meaning import extract
 from memlineage.model import (
@@ -151,14 +151,13 @@ def build(
         _detect_first(store, tenant, subject)
         read = _read_input(store, tenant, subject)
     head, events, ops = read.head, list(read.events), list(read.operations)
-    # Only a fresh published summary built under the same budget is handed to the
-    # generator (selector v2, incremental); a stale one is not read, and another
-    # budget means another choice of what is cold: a full rebuild.
-    parent = head.artifact if incremental and why_not_summary(head) is None else None
-    if parent is not None and parent.manifest.budget != budget:
-        parent = None
+    parent = _parent(head, budget) if incremental else None
     parent_coverage = head.alias.covers_through if parent else 0
     selection = select(events, ops, head.clock.high_water, store.policy, parent_coverage)
+    # the epoch moved since the parent: it stays the base only if nothing it read changed
+    stale_epoch = parent is not None and why_not_summary(head) is not None
+    if parent is not None and stale_epoch and not carries_over(selection, parent.manifest):
+        parent, selection = None, replace(selection, parent_covers_through=0)
     items = extract.extract_items(selection.events, selection.conflicts)
     open_items = extract.expected_open_items(selection.events)
     manifest = Manifest(
@@ -197,6 +196,21 @@ def build(
         manifest, generated, lambda: new_artifact_id(subject, head.clock.high_water)
     )
     return Built(tuple(written), selection, tuple(items))
+
+
+def _parent(head: Head, budget: int | None) -> Artifact | None:
+    """The published summary an incremental run (selector v2) may hand the generator.
+
+    Only one built under the same budget (another budget means another choice of
+    what is cold), never a stale or bypassed one. Fresh (I4), it is the base; when
+    only its epoch moved, ``carries_over`` decides (a full rebuild otherwise).
+    """
+    alias, artifact = head.alias, head.artifact
+    if artifact is None or alias.bypassed or artifact.output is None:
+        return None
+    if artifact.status is not ArtifactStatus.PUBLISHED or artifact.manifest.budget != budget:
+        return None
+    return artifact
 
 
 def prepare(

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from memlineage.model import Conflict, Event, Operation
+from memlineage.canonical import input_root
+from memlineage.model import Conflict, Event, Manifest, Operation
 from memlineage.raw.validity import DEFAULT_POLICY, TrustPolicy, source_state
 
 #: v2: incremental. With a fresh published parent, the generator is given the
@@ -54,3 +55,21 @@ def select(
     ids = {e.id for e in chosen}
     conflicts = tuple(c for c in state.unresolved if c.a in ids and c.b in ids)
     return Selection(chosen, conflicts, high_water, parent_covers_through=parent_covers_through)
+
+
+def carries_over(selection: Selection, parent: Manifest) -> bool:
+    """Whether what ``parent`` read is still what a rebuild reads of the events it covered.
+
+    The same valid events up to its coverage, with the same hashes, and the same
+    unresolved conflicts touching them. Operations since its epoch that changed
+    neither (a conflict between new events, or with an event it did not select)
+    leave it a sound base for an incremental run; anything else is a full rebuild.
+    """
+    covered = [e for e in selection.events if e.seq <= parent.new_covers_through]
+    if tuple(e.id for e in covered) != parent.input_ids:
+        return False
+    ids = set(parent.input_ids)
+    touching = sorted(c.id for c in selection.conflicts if c.a in ids or c.b in ids)
+    if touching != sorted(parent.expected_conflicts):
+        return False
+    return input_root((e.id, e.hash) for e in covered) == parent.input_root

@@ -30,6 +30,7 @@ Hand-written patterns, as for extraction: measured on a labelled case set
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Sequence
 
@@ -233,14 +234,29 @@ def binding_reasons(
         found.add(OPEN)
     if event.kind == "preference":
         found.add(PREFERENCE)  # the writer said so
-    text = SPEAKER_PREFIX.sub("", event.text, count=1).replace("’", "'")
-    not_now = holds_any(folded(text), _NOT_NOW_HINTS) and _NOT_NOW.search(text) is not None
-    for sentence in split_sentences(_QUOTED.sub('""', text)):
-        found.update(sentence_reasons(sentence, not_now=not_now, chat=chat))
+    found.update(text_reasons(event.text, chat))
     if event.kind == "constraint":
         found.add(RULE)  # the writer said so
     return tuple(r for r in REASONS if r in found)
 
+
+@functools.lru_cache(maxsize=extract.ITEM_CACHE_SIZE)
+def text_reasons(text: str, chat: bool) -> frozenset[str]:
+    """The reasons an event's words give (``chat``: it is a chat line).
+
+    A pure function of the two, so remembered per process (bounded, as the event
+    items are): a consolidation judges every selected event at every run, in the
+    generator and again in the gate.
+    """
+    text = SPEAKER_PREFIX.sub("", text, count=1).replace("’", "'")
+    not_now = holds_any(folded(text), _NOT_NOW_HINTS) and _NOT_NOW.search(text) is not None
+    found: set[str] = set()
+    for sentence in split_sentences(_QUOTED.sub('""', text)):
+        found.update(sentence_reasons(sentence, not_now=not_now, chat=chat))
+    return frozenset(found)
+
+
+extract.register_cache(text_reasons.cache_clear)
 
 #: the event kind a binding event without a kind of its own is shown under
 _SHOWN_KIND = {RULE: "constraint", SCOPE: "constraint", AVERSION: "preference",

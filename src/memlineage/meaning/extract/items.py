@@ -9,7 +9,7 @@ import bisect
 import functools
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 
 from dateutil.parser import isoparse
@@ -131,9 +131,21 @@ def sentence_items(sentence: str, scope: str, today: date | None) -> tuple[Found
     return tuple(_sentence_items(sentence, scope, today))
 
 
+#: how to empty the per-process caches of the layers above extraction (binding's);
+#: they register here so that one call empties them all without this module knowing them
+_OTHER_CACHES: list[Callable[[], None]] = []
+
+
+def register_cache(clear: Callable[[], None]) -> None:
+    """Have :func:`clear_caches` call ``clear`` too."""
+    _OTHER_CACHES.append(clear)
+
+
 def clear_caches() -> None:
     """Forget every event and text extraction remembered: what a new process starts
     with (benchmarks measure the work, not the cache)."""
+    for clear in _OTHER_CACHES:
+        clear()
     cached_event_items.cache_clear()
     sentence_items.cache_clear()
     cached_windows.cache_clear()

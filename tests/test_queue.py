@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+import wire
 from fault_generators import MissingField
 from memlineage import ArtifactStatus, BadInput, Memory, NotFound, SwitchFailure
 from memlineage.consolidation.consolidate import prepare, publish
@@ -15,6 +17,8 @@ from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.interfaces.cli import main
 from memlineage.operations.queue import RetryPolicy
+from memlineage.operations.worker import Worker, WorkerOptions
+from memlineage.store import open_store
 from memlineage.store.protocol import JobEnd
 
 LEASE = 60.0
@@ -287,6 +291,89 @@ def test_a_publish_fails_the_candidates_it_made_unswitchable(memory: Memory) -> 
     assert reason == f"alias_moved: {winner.artifact.id} was published before its switch"
     late = memory.store.switch(memory.tenant, orphan.id)
     assert not late.switched and late.reason is SwitchFailure.ALIAS_MOVED
+
+
+def test_a_forced_switch_over_a_moved_alias_is_refused_and_changes_nothing_else(
+    memory: Memory,
+) -> None:
+    """The CAS is decided on the alias read under the lock: a candidate whose expected
+    alias moved is refused even when forced, kept failed with the reason, and nothing a
+    publish writes (alias, history, superseding) is written for it."""
+    add_range(memory, 1, 3)
+    store, tenant = memory.store, memory.tenant
+    early = prepare(store, tenant, "user-7")  # both expect the empty alias
+    late = prepare(store, tenant, "user-7")
+    assert store.switch(tenant, early.id).switched
+    refused = store.switch(tenant, late.id, force=True)  # past the redundancy check
+    assert not refused.switched and refused.reason is SwitchFailure.ALIAS_MOVED
+    assert refused.alias.artifact_id == early.id
+    stored = {a.id: a for a in memory.artifacts()}
+    assert stored[early.id].status is ArtifactStatus.PUBLISHED
+    assert stored[late.id].status is ArtifactStatus.FAILED
+    assert (stored[late.id].reason or "").startswith("alias_moved: ")
+    assert [h[0] for h in alias_history(memory)] == [early.id]
+    with store._read() as tx:  # type: ignore[attr-defined]
+        edges = tx.all("SELECT parent FROM derivation WHERE child = ?", (late.id,))
+    assert sorted(r[0] for r in edges) == sorted(late.manifest.input_ids)
+
+
+def test_an_artifact_of_an_unknown_subject_is_not_written(memory: Memory) -> None:
+    add_range(memory, 1, 3)
+    artifact = prepare(memory.store, memory.tenant, "user-7")
+    stray = replace(artifact, id="summary:nobody:000003-0", subject="nobody")
+    with pytest.raises(NotFound):
+        memory.store.write_artifact(memory.tenant, stray)
+    assert stray.id not in {a.id for a in memory.artifacts()}
+    with memory.store._read() as tx:  # type: ignore[attr-defined]
+        assert tx.all("SELECT parent FROM derivation WHERE child = ?", (stray.id,)) == []
+
+
+def test_a_worker_takes_a_rollout_between_two_jobs(memory: Memory) -> None:
+    """The claim reads the tenant's active configuration: a worker that kept what it read
+    for one version builds the next job with the version rolled out meanwhile."""
+    add_range(memory, 1, 3)
+    add_range(memory, 1, 3, subject="user-8")
+    store, tenant = memory.store, memory.tenant
+    v1 = store.add_generator_config(tenant, {"generator": "deterministic"})
+    store.activate_config(tenant, v1, "rollout")
+    worker = Worker(store, WorkerOptions(tenant=tenant, once=True), log=io.StringIO())
+    memory.queue(["user-7"])
+    first = worker.step()
+    v2 = store.add_generator_config(tenant, {"generator": "deterministic"})
+    store.activate_config(tenant, v2, "rollout")
+    memory.queue(["user-8"])
+    second = worker.step()
+    assert first is not None and second is not None
+    versions = {a.id: a.manifest.config_version for a in memory.artifacts()}
+    assert (versions[first.artifact_id or ""], versions[second.artifact_id or ""]) == (v1, v2)
+
+
+def test_a_worker_job_on_postgres_costs_nine_round_trips(pg_url: str) -> None:
+    """One turn of a worker's loop over a consolidation job, generation aside (tests/wire.py):
+    the detection and embedding checks between jobs (1 each); the claim, which also reads
+    the release state (1); the head (1); the snapshot (1); the artifact written (1); the
+    switch (2); the finish (1)."""
+    with Memory(pg_url, tenant="acme", detect_after_add=True) as memory:
+        memory.set_tail_threshold(0)
+        for subject in ("user-1", "user-2", "user-3"):
+            add_range(memory, 1, 20, subject)
+        memory.queue(["user-1", "user-2", "user-3"])
+    relay = wire.Relay(pg_url)
+    store = open_store(relay.url_through(pg_url))
+    try:
+        worker = Worker(store, WorkerOptions(tenant="acme", once=True), log=io.StringIO())
+
+        def turn() -> None:
+            worker.detect_step()
+            worker.embed_step()
+            assert (report := worker.step()) is not None and report.outcome == "published"
+
+        turn()  # the pool's connection, the statements prepared
+        trips = [relay.count(turn), relay.count(turn)]
+    finally:
+        store.close()
+        relay.close()
+    assert trips == [9, 9]
 
 
 # -- command line --

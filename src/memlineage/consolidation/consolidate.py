@@ -29,7 +29,7 @@ from memlineage.model import (
     SwitchResult,
 )
 from memlineage.progress import Progress, begin
-from memlineage.store.protocol import Head, Store
+from memlineage.store.protocol import Head, Store, SubjectInput
 from memlineage.tokens import default_tokenizer
 
 
@@ -138,20 +138,19 @@ def build(
     budget: int | None = DEFAULT_BUDGET,
     incremental: bool = True,
     config_version: int | None = None,
+    read: SubjectInput | None = None,
 ) -> Built:
     """Steps 1–6: snapshot, select, extract, generate, parse, gate. Writes nothing.
 
     ``incremental=False`` rebuilds from the raw layer alone, never reading a parent
-    (what evaluation does).
+    (what evaluation does). ``read``: the snapshot, already read after the detection
+    job caught up (else both are done here).
     """
     generator = generator or DeterministicGenerator()
-    _detect_first(store, tenant, subject)
-    with store.reader(tenant) as reader:
-        head = reader.head(subject)
-        if head is None:
-            raise NotFound(f"no events for subject {subject!r}", field="subject")
-        events = reader.events(subject, through=head.clock.high_water)
-        ops = reader.operations(subject)
+    if read is None:
+        _detect_first(store, tenant, subject)
+        read = _read_input(store, tenant, subject)
+    head, events, ops = read.head, list(read.events), list(read.operations)
     parent = _parent(head, budget) if incremental else None
     parent_coverage = head.alias.covers_through if parent else 0
     selection = select(events, ops, head.clock.high_water, store.policy, parent_coverage)
@@ -234,12 +233,22 @@ def prepare(
     return built.artifact
 
 
-def _detect_first(store: Store, tenant: str, subject: str) -> None:
-    """The raw layer decides validity first: catch the contradiction job up (detect.py)."""
-    with store.reader(tenant) as reader:
-        known = reader.head(subject) is not None
-    if known:
+def _detect_first(
+    store: Store, tenant: str, subject: str, found: tuple[Head, bool] | None = None
+) -> None:
+    """The raw layer decides validity first: catch the contradiction job up (detect.py)
+    when it has anything to do. ``found``: ``job_head`` as the caller read it."""
+    found = found or store.job_head(tenant, subject)
+    if found is not None and not found[1]:
         store.detect_conflicts(tenant, subject)
+
+
+def _read_input(store: Store, tenant: str, subject: str) -> SubjectInput:
+    """Step 1's snapshot: head, events up to its high water, operations."""
+    read = store.consolidation_input(tenant, subject)
+    if read is None:
+        raise NotFound(f"no events for subject {subject!r}", field="subject")
+    return read
 
 
 def publish(
@@ -260,6 +269,7 @@ def consolidate(
     force: bool = False,
     budget: int | None = DEFAULT_BUDGET,
     config_version: int | None = None,
+    release_mode: str | None = None,
 ) -> Consolidation:
     """Steps 1–8 under the tenant's release mode.
 
@@ -267,22 +277,32 @@ def consolidate(
     candidate for review instead (``awaiting_review``). A subject whose fresh
     summary already covers every event under the same budget is left alone
     (``up_to_date``) unless ``force`` asks for a new artifact anyway; another
-    budget builds a new one.
+    budget builds a new one. ``release_mode``: the tenant's mode as the caller
+    read it (a worker's claim does), else it is read here.
+
+    Step 7 commits before step 8 starts: a worker killed between them leaves its
+    candidate written, and the next publish of the subject fails it.
     """
-    if not force:
-        with store.reader(tenant) as reader:
-            head = reader.head(subject)
-        if (
-            head is not None
-            and head.artifact is not None
-            and _covers_everything(head)
-            and head.artifact.manifest.budget == budget
-        ):
-            return Consolidation(head.artifact, None, up_to_date=True)
-    artifact = prepare(
-        store, tenant, subject, generator, budget=budget, config_version=config_version
+    found = store.job_head(tenant, subject)
+    head = found[0] if found is not None else None
+    if (
+        not force
+        and head is not None
+        and head.artifact is not None
+        and _covers_everything(head)
+        and head.artifact.manifest.budget == budget
+    ):
+        return Consolidation(head.artifact, None, up_to_date=True)
+    _detect_first(store, tenant, subject, found)
+    read = _read_input(store, tenant, subject)
+    built = build(
+        store, tenant, subject, generator, budget=budget, config_version=config_version, read=read
     )
-    if store.release_state(tenant)[0] == "shadow" and artifact.status is ArtifactStatus.CANDIDATE:
+    for attempt in built.attempts:
+        store.write_artifact(tenant, attempt)
+    artifact = built.artifact
+    mode = release_mode if release_mode is not None else store.release_state(tenant)[0]
+    if mode == "shadow" and artifact.status is ArtifactStatus.CANDIDATE:
         store.queue_review(tenant, subject, artifact.id)
         return Consolidation(artifact, None, awaiting_review=True)
     return Consolidation(artifact, publish(store, tenant, artifact, force=force))

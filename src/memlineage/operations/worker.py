@@ -40,6 +40,7 @@ from typing import Any, TextIO
 from memlineage.consolidation import consolidate as consolidation
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.chat import Completion, Repair
+from memlineage.consolidation.generators.config import seed_config
 from memlineage.errors import BadInput
 from memlineage.operations import metrics, release
 from memlineage.operations import queue as jobs
@@ -130,12 +131,48 @@ def tenant_generator(store: Store, tenant: str) -> Generator:
     return tenant_configuration(store, tenant)[0]
 
 
-def tenant_configuration(store: Store, tenant: str) -> tuple[Generator, int | None]:
+def tenant_configuration(
+    store: Store,
+    tenant: str,
+    claimed: tuple[str, int | None] | None = None,
+    stored: dict[tuple[str, int], dict[str, Any]] | None = None,
+) -> tuple[Generator, int | None]:
     """The tenant's stored configuration (seeded from the configuration file the first
     time; docs/generators.md) as a generator, and its version, which the worker then runs
-    under its timeout and records in the manifest."""
-    active = release.configured(store, tenant)
+    under its timeout and records in the manifest.
+
+    ``claimed``: the release state the claim read (``Job.release``); with it the store
+    is read only for a version missing from ``stored`` (a stored version never changes,
+    so a worker keeps what it read) or to seed the tenant's first configuration.
+    """
+    active = _claimed_configuration(store, tenant, claimed, stored)
+    if active is None:
+        active = release.configured(store, tenant)
+        if stored is not None and active.version is not None:
+            stored[(tenant, active.version)] = active.config
     return release.generator_for(active.config, tenant), active.version
+
+
+def _claimed_configuration(
+    store: Store,
+    tenant: str,
+    claimed: tuple[str, int | None] | None,
+    stored: dict[tuple[str, int], dict[str, Any]] | None,
+) -> release.ActiveConfig | None:
+    """What ``configured`` would find, from the claim's release state; None: ask it."""
+    if claimed is None or stored is None:
+        return None
+    version = claimed[1]
+    if version is None:
+        try:
+            seeds = seed_config(tenant)
+        except BadInput:  # a bad file: ``configured`` says so, or ignores it when stored
+            return None
+        # No active version and no file to seed from: the built-in generator.
+        return release.ActiveConfig(None, dict(release.BUILTIN_CONFIG)) if seeds is None else None
+    if (tenant, version) not in stored:
+        stored[(tenant, version)] = release.stored_config(store, tenant, version)
+    return release.ActiveConfig(version, stored[(tenant, version)])
 
 
 class TimeLimited:
@@ -206,6 +243,7 @@ class Worker:
         self.last_embedded: str | None = None  # the subject embedded last
         self._embedder = embedder
         self.generator = generator or load_generator(options.generator)
+        self.configs: dict[tuple[str, int], dict[str, Any]] = {}  # stored versions read
 
     # -- the loop --
 
@@ -315,7 +353,7 @@ class Worker:
                     chosen, version = (
                         (self.generator, None)
                         if self.generator is not None
-                        else tenant_configuration(self.store, job.tenant)
+                        else tenant_configuration(self.store, job.tenant, job.release, self.configs)
                     )
                     result = consolidation.consolidate(
                         self.store,
@@ -324,6 +362,7 @@ class Worker:
                         TimeLimited(chosen, self.options.timeout),
                         force=job.force,
                         config_version=version,
+                        release_mode=job.release[0] if job.release else None,
                     )
                     metrics.consolidated(
                         job.tenant, result, time.monotonic() - started, interface="worker"

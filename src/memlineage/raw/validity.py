@@ -11,8 +11,20 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from memlineage.model import Conflict, Event, EventState, Operation, OpKind
+
+
+class Trusted(Protocol):
+    """What ``source_state`` reads of an event: its id and its trust (an Event has them)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def trust(self) -> str: ...
+    @property
+    def taint(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -64,7 +76,7 @@ class SourceState:
 
 
 def source_state(
-    events: Iterable[Event], ops: Sequence[Operation], policy: TrustPolicy = DEFAULT_POLICY
+    events: Iterable[Trusted], ops: Sequence[Operation], policy: TrustPolicy = DEFAULT_POLICY
 ) -> SourceState:
     """Fold the operations over the events into valid/invalid and the conflict set.
 

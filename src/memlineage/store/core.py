@@ -21,7 +21,7 @@ from memlineage.store.protocol import OpResult
 from memlineage.store.reader import SqlReader
 from memlineage.store.rows import dumps
 from memlineage.store.search import TextSearch
-from memlineage.store.sql import Tx
+from memlineage.store.sql import Statement, Tx
 from memlineage.store.staleness import mark_descendants_stale
 from memlineage.store.triggers import queue_after_invalidation
 
@@ -45,6 +45,13 @@ class StoreCore(abc.ABC):
     text_search: TextSearch  # the backend's full-text lookup (store/search.py)
     # SQL that differs per backend: a claim's row lock (PostgreSQL: SKIP LOCKED).
     claim_lock: str = ""
+    # A list of texts as rows of one column ``value``, from one parameter (``text_list``).
+    text_rows: str = "json_each(?)"
+
+    @staticmethod
+    def text_list(values: Sequence[str]) -> Any:
+        """``values`` as the one parameter of ``text_rows`` (SQLite: a JSON array)."""
+        return dumps(list(values))
 
     # -- what a backend supplies --
 
@@ -75,6 +82,19 @@ class StoreCore(abc.ABC):
         with self._write() as tx:
             found: list[Any] = tx.all(sql, params)
         return found
+
+    def _one_statement(self, read_only: bool = False) -> Any:
+        """Context manager: a transaction of exactly one statement, the caller's promise
+        (PostgreSQL: the statement commits on its own, no BEGIN or COMMIT: one round
+        trip instead of three; SQLite: as ``_write`` or ``_read``)."""
+        return self._read() if read_only else self._write()
+
+    def _read_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
+        """Every row of each of ``statements``, read over one snapshot (PostgreSQL: BEGIN,
+        the statements and COMMIT in one round trip)."""
+        with self._read() as tx:
+            together: list[list[Any]] = tx.all_together(statements)
+        return together
 
     @abc.abstractmethod
     def _lock_for_migration(self, tx: Tx) -> None: ...

@@ -69,6 +69,8 @@ class DetectionMixin(PoliciesMixin):
         hold. Subjects after ``after`` (tenant, subject) come first, so a busy
         subject does not keep the others waiting.
         """
+        if not self._any_undetected(tenant):  # a worker asks between jobs: one round trip
+            return None
         with self._write() as tx:
             row = self._lock_undetected(tx, tenant, after)
             if row is None and after is not None:
@@ -77,6 +79,16 @@ class DetectionMixin(PoliciesMixin):
                 return None
             found = self._detect_locked(tx, str(row[0]), str(row[1]), int(row[2]))
             return replace(found, tenant=str(row[0]))
+
+    def _any_undetected(self, tenant: str | None) -> bool:
+        """Whether any subject (of ``tenant``) has unchecked events, in one statement."""
+        where, params = ("AND tenant = ?", [tenant]) if tenant is not None else ("", [])
+        with self._one_statement(read_only=True) as tx:
+            row = tx.one(
+                f"SELECT EXISTS (SELECT 1 FROM clocks WHERE detected_through < high_water {where})",
+                params,
+            )
+        return bool(row[0])
 
     def _lock_undetected(
         self, tx: Tx, tenant: str | None, after: tuple[str, str] | None

@@ -13,12 +13,19 @@ one clock, so a lease means the same to all of them.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from memlineage.store.core import StoreCore
 from memlineage.store.protocol import Job, JobEnd
 from memlineage.store.sql import Tx
 from memlineage.store.triggers import JOB_COLUMNS, enqueue, job_from_row, tail_threshold
+
+# The release state of a claimed job's tenant, as ``release_state`` reads it (no row: auto).
+RELEASE_OF_JOB = (
+    "(SELECT mode FROM release_state r WHERE r.tenant = jobs.tenant),"
+    " (SELECT active_config FROM release_state r WHERE r.tenant = jobs.tenant)"
+)
 
 
 class JobsMixin(StoreCore):
@@ -37,12 +44,14 @@ class JobsMixin(StoreCore):
 
         PostgreSQL skips rows other workers hold (``FOR UPDATE SKIP LOCKED``); on
         SQLite the statement runs inside ``BEGIN IMMEDIATE``, which excludes every
-        other writer.
+        other writer. One statement, its own transaction (one round trip); it also
+        returns the tenant's release mode and active configuration (``Job.release``),
+        which the job would otherwise read.
         """
         now = self.now_sql
         only_tenant = " AND tenant = ?" if tenant is not None else ""
         expired_last = "(state = 'running' AND attempts >= ?)"
-        with self._write() as tx:
+        with self._one_statement() as tx:
             row = tx.one(
                 f"UPDATE jobs SET state = CASE WHEN {expired_last} THEN 'dead' ELSE 'running' END,"
                 f" last_error = CASE WHEN {expired_last}"
@@ -55,7 +64,7 @@ class JobsMixin(StoreCore):
                 " WHERE (tenant, subject) = (SELECT tenant, subject FROM jobs"
                 f" WHERE state IN ('queued', 'running') AND due <= {now}{only_tenant}"
                 f" ORDER BY due LIMIT 1{self.claim_lock})"
-                f" RETURNING {JOB_COLUMNS}",
+                f" RETURNING {JOB_COLUMNS}, {RELEASE_OF_JOB}",
                 (
                     max_attempts,
                     max_attempts,
@@ -65,12 +74,15 @@ class JobsMixin(StoreCore):
                     *([tenant] if tenant is not None else []),
                 ),
             )
-        return job_from_row(row) if row else None
+        if not row:
+            return None
+        mode, active = row[-2:]
+        return replace(job_from_row(row[:-2]), release=(mode or "auto", active))
 
     def renew(self, job: Job, lease: float) -> bool:
         """Extend the lease; False when another worker has claimed the job since."""
         tx: Tx
-        with self._write() as tx:
+        with self._one_statement() as tx:
             return (
                 tx.count(
                     f"UPDATE jobs SET due = {self.now_sql} + ?"
@@ -88,7 +100,7 @@ class JobsMixin(StoreCore):
         """
         now = self.now_sql
         tx: Tx
-        with self._write() as tx:
+        with self._one_statement() as tx:
             return (
                 tx.count(
                     "UPDATE jobs SET"

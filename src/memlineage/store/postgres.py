@@ -236,6 +236,12 @@ class PostgresStore(SqlStore):
     id_order = ' COLLATE "C"'  # a range of ids by code point, on its own index (0012)
     put_new_key_sql = f"SELECT memlineage_put_new_key({', '.join(['?'] * 16)})"  # (0014)
 
+    text_rows = "unnest(CAST(? AS TEXT[])) AS listed (value)"
+
+    @staticmethod
+    def text_list(values: Sequence[str]) -> Any:
+        return list(values)
+
     def __init__(
         self,
         url: str,
@@ -336,6 +342,20 @@ class PostgresStore(SqlStore):
 
     def _write_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
         return self._read_once(sql, params)  # autocommit: the statement is its transaction
+
+    @contextmanager
+    def _one_statement(self, read_only: bool = False) -> Iterator[Tx]:
+        # The pool's connections are in autocommit: one statement is its own transaction
+        # (READ COMMITTED, read-write: a reader's REPEATABLE READ READ ONLY set on the
+        # connection applies to BEGIN only).
+        with self._driver_errors(), self.pool.connection() as conn:
+            yield PostgresTx(conn)
+
+    def _read_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
+        with self._transaction(read_only=True, pipelined=True) as tx:
+            cursors = [tx.execute(sql, params) for sql, params in statements]
+        # The rows came back with COMMIT's trip, at the pipeline's end.
+        return [cur.fetchall() if cur.description is not None else [] for cur in cursors]
 
     def _lock_for_migration(self, tx: Tx) -> None:
         tx.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK_KEY,))

@@ -148,8 +148,10 @@ class AsyncPostgresStore(PostgresStore):
             with entered(conn.transaction(), self.loop):
                 yield AsyncPostgresTx(conn, self.loop)
 
+    # PostgresStore's one-statement paths use the pool's autocommit connections; here
+    # every statement is awaited in a transaction (no round trip to save on the loop).
     def _read_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        with self._read() as tx:  # awaited in a transaction, as every read here
+        with self._read() as tx:
             found: list[Any] = tx.all(sql, params)
         return found
 
@@ -157,6 +159,14 @@ class AsyncPostgresStore(PostgresStore):
         with self._write() as tx:
             found: list[Any] = tx.all(sql, params)
         return found
+
+    def _one_statement(self, read_only: bool = False) -> Any:
+        return self._transaction(read_only)
+
+    def _read_together(self, statements: Sequence[Statement]) -> list[list[Any]]:
+        with self._read() as tx:  # each statement awaited (no pipeline here)
+            together: list[list[Any]] = tx.all_together(statements)
+        return together
 
     def close(self) -> None:
         await_(self.apool.close(), self.loop)

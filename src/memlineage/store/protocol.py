@@ -66,6 +66,16 @@ class Head:
 
 
 @dataclass(frozen=True)
+class SubjectInput:
+    """What a consolidation reads of its subject, in one snapshot: the head, the events
+    up to its high water and the operations."""
+
+    head: Head
+    events: tuple[Event, ...]
+    operations: tuple[Operation, ...]
+
+
+@dataclass(frozen=True)
 class StoredKinds:
     """The item kinds the detection job stored for a subject's events (store/detect.py).
 
@@ -364,6 +374,10 @@ class Job:
     last_error: str | None
     last_outcome: str | None
     last_artifact: str | None
+    # The tenant's release mode and active configuration, read by the claim in its
+    # statement so that a job needs no read of its own (None: not read; see
+    # ``Worker.run_job``). Not part of the job's row.
+    release: tuple[str, int | None] | None = field(default=None, compare=False)
 
     @property
     def lease_until(self) -> float | None:
@@ -372,6 +386,7 @@ class Job:
     def to_json(self) -> dict[str, Any]:
         """Times as RFC 3339 UTC strings; ``lease_until`` only while running."""
         doc = dict(self.__dict__)
+        del doc["release"]
         doc["lease_until"] = self.lease_until
         for name in ("due", "lease_until", "queued_at", "started_at", "finished_at"):
             doc[name] = _rfc3339(doc[name])
@@ -524,6 +539,8 @@ class Store(
     def resolve_conflict(self, tenant: str, conflict_id: str, winner: str) -> OpResult: ...
     def write_artifact(self, tenant: str, artifact: Artifact) -> None: ...
     def switch(self, tenant: str, artifact_id: str, *, force: bool = False) -> SwitchResult: ...
+    def job_head(self, tenant: str, subject: str) -> tuple[Head, bool] | None: ...
+    def consolidation_input(self, tenant: str, subject: str) -> SubjectInput | None: ...
     # -- embeddings (store/vectors.py) --
     def set_embedder(self, tenant: str, embedder: EmbedderId) -> int: ...
     def embedder_settings(self, tenant: str) -> tuple[int, EmbedderId] | None: ...

@@ -20,11 +20,56 @@ from memlineage.store.rows import (
     op_from_row,
 )
 from memlineage.store.search import Match, TextSearch
-from memlineage.store.sql import Tx, chunks, marks
+from memlineage.store.sql import Statement, Tx, chunks, marks
 from memlineage.store.vector_rows import current_embedder, stored_vectors, vector_matrix
 
 # ARTIFACT_COLUMNS as head() reads them, from its LEFT JOINs (``r`` and its status ``rs``).
 _HEAD_ARTIFACT = "r.id, r.subject, rs.status, rs.reason, r.manifest, r.output, r.gate, r.created_at"
+_ARTIFACT_WIDTH = len(ARTIFACT_COLUMNS.split(","))
+
+
+def head_from_row(row: Sequence[Any]) -> Head:
+    """A row of ``SqlReader.head_statement`` (its extra columns, if any, left aside)."""
+    high_water, epoch, artifact_id, source_epoch, covers, bypassed = row[:6]
+    alias = Alias(artifact_id, int(source_epoch), int(covers), bool(bypassed))
+    cells = row[6 : 6 + _ARTIFACT_WIDTH]
+    artifact = artifact_from_row(cells) if artifact_id and cells[0] is not None else None
+    return Head(Clock(int(high_water), int(epoch)), alias, artifact)
+
+
+def head_statement(tenant: str, subject: str, extra: str = "") -> Statement:
+    """``SqlReader.head``'s statement; ``extra``: more columns of the clock ``c``, last."""
+    return (
+        "SELECT c.high_water, c.epoch, a.artifact_id, a.source_epoch, a.covers_through,"
+        f" a.bypassed, {_HEAD_ARTIFACT}{extra} FROM clocks c JOIN aliases a"
+        " ON a.tenant = c.tenant AND a.subject = c.subject"
+        " LEFT JOIN artifacts r ON r.tenant = a.tenant AND r.id = a.artifact_id"
+        " AND r.subject = a.subject"
+        " LEFT JOIN artifact_status rs ON rs.tenant = r.tenant AND rs.subject = r.subject"
+        " AND rs.id = r.id"
+        " WHERE c.tenant = ? AND c.subject = ?",
+        (tenant, subject),
+    )
+
+
+def events_statement(
+    tenant: str, subject: str, after: int = 0, through: int | None = None
+) -> Statement:
+    """``SqlReader.events``'s statement: the subject's events after ``after``, in seq order."""
+    sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ? AND seq > ?"
+    params: list[Any] = [tenant, subject, after]
+    if through is not None:
+        sql += " AND seq <= ?"
+        params.append(through)
+    return sql + " ORDER BY seq", params
+
+
+def operations_statement(tenant: str, subject: str) -> Statement:
+    """``SqlReader.operations``'s statement: the subject's operations in order."""
+    return (
+        f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ? ORDER BY op_seq",
+        (tenant, subject),
+    )
 
 
 class SqlReader:
@@ -116,31 +161,14 @@ class SqlReader:
 
     def head(self, subject: str) -> Head | None:
         """Clock, alias and the alias's artifact (of this subject), in one statement."""
-        row = self.tx.one(
-            "SELECT c.high_water, c.epoch, a.artifact_id, a.source_epoch, a.covers_through,"
-            f" a.bypassed, {_HEAD_ARTIFACT} FROM clocks c JOIN aliases a"
-            " ON a.tenant = c.tenant AND a.subject = c.subject"
-            " LEFT JOIN artifacts r ON r.tenant = a.tenant AND r.id = a.artifact_id"
-            " AND r.subject = a.subject"
-            " LEFT JOIN artifact_status rs ON rs.tenant = r.tenant AND rs.subject = r.subject"
-            " AND rs.id = r.id"
-            " WHERE c.tenant = ? AND c.subject = ?",
-            (self.tenant, subject),
-        )
-        if row is None:
-            return None
-        high_water, epoch, artifact_id, source_epoch, covers, bypassed = row[:6]
-        alias = Alias(artifact_id, int(source_epoch), int(covers), bool(bypassed))
-        artifact = artifact_from_row(row[6:]) if artifact_id and row[6] is not None else None
-        return Head(Clock(int(high_water), int(epoch)), alias, artifact)
+        row = self.tx.one(*head_statement(self.tenant, subject))
+        return head_from_row(row) if row is not None else None
 
     def events(self, subject: str, *, after: int = 0, through: int | None = None) -> list[Event]:
-        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = ? AND subject = ? AND seq > ?"
-        params: list[Any] = [self.tenant, subject, after]
-        if through is not None:
-            sql += " AND seq <= ?"
-            params.append(through)
-        return [event_from_row(r) for r in self.tx.all(sql + " ORDER BY seq", params)]
+        return [
+            event_from_row(r)
+            for r in self.tx.all(*events_statement(self.tenant, subject, after, through))
+        ]
 
     def events_by_id(self, subject: str, ids: Sequence[str]) -> list[Event]:
         return self._events_where(subject, "id", ids)
@@ -177,14 +205,7 @@ class SqlReader:
         return Alias(row[0], int(row[1]), int(row[2]), bool(row[3]))
 
     def operations(self, subject: str) -> list[Operation]:
-        return [
-            op_from_row(r)
-            for r in self.tx.all(
-                f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ?"
-                " ORDER BY op_seq",
-                (self.tenant, subject),
-            )
-        ]
+        return [op_from_row(r) for r in self.tx.all(*operations_statement(self.tenant, subject))]
 
     def artifact(
         self, artifact_id: str, subject: str | None = None, *, output: bool = True

@@ -3,123 +3,333 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from memlineage.canonical import input_root
-from memlineage.errors import NotFound
-from memlineage.model import Artifact, ArtifactStatus, SwitchFailure, SwitchResult
+from memlineage.errors import NotFound, StoreError
+from memlineage.meaning.extract import RULES_VERSION
+from memlineage.model import (
+    Alias,
+    Artifact,
+    ArtifactStatus,
+    Operation,
+    SwitchFailure,
+    SwitchResult,
+)
 from memlineage.raw.ingest import utc_now
 from memlineage.raw.validity import source_state
 from memlineage.store.core import StoreCore
-from memlineage.store.reader import SqlReader
-from memlineage.store.rows import dumps
-from memlineage.store.sql import Tx
+from memlineage.store.protocol import Head, SubjectInput
+from memlineage.store.reader import (
+    events_statement,
+    head_from_row,
+    head_statement,
+    operations_statement,
+)
+from memlineage.store.rows import (
+    ARTIFACT_COLUMNS,
+    ARTIFACTS,
+    OP_COLUMNS,
+    artifact_from_row,
+    dumps,
+    event_from_row,
+    op_from_row,
+)
+from memlineage.store.sql import Statement, Tx
+
+
+class _Input(NamedTuple):
+    """What the switch re-reads of an input under the lock (``source_state``, inputRoot)."""
+
+    id: str
+    hash: str
+    trust: str
+    taint: tuple[str, ...]
+
+
+# The subject's clock exists (the artifact's rows are written only then).
+_CLOCK_EXISTS = "EXISTS (SELECT 1 FROM clocks WHERE tenant = ? AND subject = ?)"
+# The subject of the artifact a switch publishes (each of its reads names it so).
+_SUBJECT_OF = "(SELECT subject FROM artifacts WHERE tenant = ? AND id = ?)"
+
+# After the CAS, in its transaction: it took (the alias names the new artifact).
+_CAS_TOOK = "EXISTS (SELECT 1 FROM aliases WHERE tenant = ? AND subject = ? AND artifact_id = ?)"
+
+
+@dataclass(frozen=True)
+class _Switch:
+    """A switch's outcome as planned under the lock; ``cas``: the CAS's cursor, read
+    once the transaction committed (None: refused before the CAS)."""
+
+    planned: SwitchResult
+    cas: Any
+
+    def result(self) -> SwitchResult:
+        if self.cas is None or int(self.cas.rowcount) == 1:
+            return self.planned
+        # Unreachable while every writer of an alias holds the subject's lock (I7): the
+        # publish's other writes were conditional on the CAS, so nothing was published.
+        raise StoreError(f"the CAS of {self.planned.artifact_id} did not take under the lock")
 
 
 class SwitchMixin(StoreCore):
     def write_artifact(self, tenant: str, artifact: Artifact) -> None:
-        """Step 7: store an attempt with its manifest and derivation edges. Not readable yet."""
+        """Step 7: store an attempt with its manifest and derivation edges. Not readable yet.
+
+        The subject's lock first (I7); the rows are written only if its clock exists, so
+        the transaction reads nothing before its commit (PostgreSQL: one round trip)."""
+        subject = artifact.subject
+        with self._pipelined_write() as tx:
+            tx.execute(
+                "UPDATE clocks SET switches = switches WHERE tenant = ? AND subject = ?",
+                (tenant, subject),
+            )
+            written = [
+                tx.execute(sql, params) for sql, params in self._artifact_rows(tenant, artifact)
+            ]
+        if int(written[0].rowcount) != 1:
+            raise NotFound(f"no subject {subject!r}", field="subject")
+
+    def _artifact_rows(self, tenant: str, artifact: Artifact) -> list[Statement]:
+        """The artifact's row and its derivation edges (step 7)."""
         manifest = artifact.manifest
-        with self._write() as tx:
-            if self._lock_clock(tx, tenant, artifact.subject) is None:
-                raise NotFound(f"no subject {artifact.subject!r}", field="subject")
-            now = utc_now()
-            tx.execute(
-                "INSERT INTO artifacts (tenant, id, subject, manifest, output, gate, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    tenant,
-                    artifact.id,
-                    artifact.subject,
-                    dumps(manifest.to_json()),
-                    dumps(artifact.output.to_json()) if artifact.output else None,
-                    dumps(artifact.gate.to_json()),
-                    now,
-                ),
-            )
-            tx.execute(
-                "INSERT INTO artifact_status (tenant, subject, id, status, reason, status_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (tenant, artifact.subject, artifact.id, str(artifact.status), artifact.reason, now),
-            )
-            parents = list(manifest.input_ids)
-            if manifest.derived_from_artifact:
-                parents.append(manifest.derived_from_artifact)
-            tx.executemany(
-                "INSERT INTO derivation (tenant, subject, parent, child) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT DO NOTHING",
-                [(tenant, artifact.subject, parent, artifact.id) for parent in parents],
-            )
+        now = utc_now()
+        row = (
+            "INSERT INTO artifacts (tenant, id, subject, manifest, output, gate, created_at)"
+            f" SELECT ?, ?, ?, ?, ?, ?, ? WHERE {_CLOCK_EXISTS}",
+            (
+                tenant,
+                artifact.id,
+                artifact.subject,
+                dumps(manifest.to_json()),
+                dumps(artifact.output.to_json()) if artifact.output else None,
+                dumps(artifact.gate.to_json()),
+                now,
+                tenant,
+                artifact.subject,
+            ),
+        )
+        status: Statement = (
+            "INSERT INTO artifact_status (tenant, subject, id, status, reason, status_at)"
+            f" SELECT ?, ?, ?, ?, ?, ? WHERE {_CLOCK_EXISTS}",
+            (
+                tenant,
+                artifact.subject,
+                artifact.id,
+                str(artifact.status),
+                artifact.reason,
+                now,
+                tenant,
+                artifact.subject,
+            ),
+        )
+        parents = list(manifest.input_ids)
+        if manifest.derived_from_artifact:
+            parents.append(manifest.derived_from_artifact)
+        # One statement for every edge: a statement costs the client more than a row.
+        # (the WHERE also keeps SQLite from reading ON CONFLICT as a join's)
+        edges: Statement = (
+            "INSERT INTO derivation (tenant, subject, parent, child)"
+            f" SELECT ?, ?, value, ? FROM {self.text_rows} WHERE {_CLOCK_EXISTS}"
+            " ON CONFLICT DO NOTHING",
+            (
+                tenant,
+                artifact.subject,
+                artifact.id,
+                self.text_list(parents),
+                tenant,
+                artifact.subject,
+            ),
+        )
+        return [row, status, edges]
+
+    def job_head(self, tenant: str, subject: str) -> tuple[Head, bool] | None:
+        """The subject's head, and whether its detection job has nothing to do (checked
+        and kinds stored up to its high water, under the current rules): one statement."""
+        extra = ", c.detected_through, c.kinds_through, c.kinds_rules"
+        with self._one_statement(read_only=True) as tx:
+            row = tx.one(*head_statement(tenant, subject, extra))
+        if row is None:
+            return None
+        head = head_from_row(row)
+        detected, kinds, rules = (int(v) for v in row[-3:])
+        high_water = head.clock.high_water
+        caught_up = detected >= high_water and kinds >= detected and rules == RULES_VERSION
+        return head, caught_up
+
+    def consolidation_input(self, tenant: str, subject: str) -> SubjectInput | None:
+        """Head, events up to its high water and operations, in one snapshot (PostgreSQL:
+        one round trip)."""
+        heads, events, ops = self._read_together(
+            [
+                head_statement(tenant, subject),
+                events_statement(tenant, subject),
+                operations_statement(tenant, subject),
+            ]
+        )
+        if not heads:
+            return None
+        head = head_from_row(heads[0])
+        # The clock and the events move together (one append): none is past high water.
+        found = [event_from_row(r) for r in events]
+        return SubjectInput(
+            head,
+            tuple(e for e in found if e.seq <= head.clock.high_water),
+            tuple(op_from_row(r) for r in ops),
+        )
 
     def switch(self, tenant: str, artifact_id: str, *, force: bool = False) -> SwitchResult:
         """Step 8: publish a candidate through the three-way CAS on the alias, or say why not.
 
         Unless ``force``, a candidate whose coverage and epoch the alias already
         publishes is refused as ``up_to_date``: one publish per (coverage, epoch).
+
+        One transaction, two round trips on PostgreSQL: the lock of the artifact's
+        subject (I7) and every re-read go out together; the re-validation, the epoch
+        check and the CAS's decision are made on what was read under the lock (every
+        writer of an alias holds it, so the alias cannot move before the CAS runs);
+        the CAS then goes out with the commit, the publish's other writes conditional
+        on it, and its row count is read after.
         """
-        with self._read() as tx:
-            row = tx.one(
-                "SELECT subject FROM artifacts WHERE tenant = ? AND id = ?", (tenant, artifact_id)
-            )
-        if row is None:
+        with self._pipelined_write() as tx:
+            plan = self._plan_switch(tx, tenant, artifact_id, force)
+        return plan.result()
+
+    def _plan_switch(self, tx: Tx, tenant: str, artifact_id: str, force: bool) -> _Switch:
+        of = (tenant, artifact_id)
+        lock: Statement = (  # an artifact's subject never changes: read it in the lock
+            "UPDATE clocks SET switches = switches + 1"
+            " WHERE (tenant, subject) = (SELECT tenant, subject FROM artifacts"
+            " WHERE tenant = ? AND id = ?) RETURNING subject, epoch, switches, high_water,"
+            " detected_through",
+            of,
+        )
+        locked, *reads = tx.all_together([lock, *self._switch_reads(tenant, artifact_id)])
+        if not locked:
             raise NotFound(f"no artifact {artifact_id!r}", field="artifact")
-        subject = str(row[0])
-        with self._write() as tx:
-            locked = tx.one(
-                "UPDATE clocks SET switches = switches + 1 WHERE tenant = ? AND subject = ?"
-                " RETURNING epoch, switches, high_water",
-                (tenant, subject),
-            )
-            epoch, switch_no = int(locked[0]), int(locked[1])
-            # No summary is switched over events not checked for conflicts: catch the
-            # detection job up first, under this lock. A conflict it records bumps the
-            # epoch, and the re-validation below refuses the switch for it.
-            if self._catch_up_detection(tx, tenant, subject, int(locked[2])):
-                epoch = int(tx.one(
-                    "SELECT epoch FROM clocks WHERE tenant = ? AND subject = ?", (tenant, subject)
-                )[0])  # fmt: skip
-            artifact = SqlReader(tx, tenant).artifact(artifact_id, subject, output=False)
-            assert artifact is not None
-            refusal = self._refusal(tx, tenant, artifact, epoch)
-            if refusal is None and not force:
-                refusal = self._redundant(tx, tenant, artifact)
-            if refusal is None:
-                refusal = self._compare_and_swap(tx, tenant, artifact)
-            alias = SqlReader(tx, tenant).alias(subject)
-            if refusal is not None:
-                reason, detail = refusal
-                if artifact.status is ArtifactStatus.CANDIDATE:
-                    self._set_status(
-                        tx, tenant, artifact, ArtifactStatus.FAILED, f"{reason}: {detail}"
-                    )
-                return SwitchResult(False, artifact_id, reason, detail, alias)
-            previous = artifact.manifest.expected_alias.artifact_id
-            tx.execute(
-                "UPDATE artifact_status SET status = 'superseded', status_at = ?"
-                " WHERE tenant = ? AND subject = ? AND id = ? AND status = 'published'",
-                (utc_now(), tenant, subject, previous),
-            )
-            # a fallback's reason stays: why the built-in output is what readers see
-            self._set_status(tx, tenant, artifact, ArtifactStatus.PUBLISHED, artifact.reason)
-            self._fail_other_candidates(tx, tenant, artifact)
-            tx.execute(
-                "INSERT INTO alias_history (tenant, subject, switch_no, artifact_id, source_epoch,"
-                " covers_through, switched_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    tenant,
-                    subject,
-                    switch_no,
-                    artifact_id,
-                    alias.source_epoch,
-                    alias.covers_through,
-                    utc_now(),
-                ),
-            )
-            return SwitchResult(True, artifact_id, None, "", alias)
+        subject = str(locked[0][0])
+        epoch, switch_no, high_water, detected = (int(v) for v in locked[0][1:])
+        # No summary is switched over events not checked for conflicts: catch the
+        # detection job up first, under this lock. A conflict it records bumps the
+        # epoch (and may make the artifact stale): read again after it.
+        if detected < high_water and self._catch_up_detection(tx, tenant, subject, high_water):
+            epoch = int(tx.one(
+                "SELECT epoch FROM clocks WHERE tenant = ? AND subject = ?", (tenant, subject)
+            )[0])  # fmt: skip
+            reads = tx.all_together(self._switch_reads(tenant, artifact_id))
+        artifact = artifact_from_row(reads[0][0])
+        coverage = artifact.manifest.new_covers_through
+        events = [
+            _Input(r[0], r[1], r[2], () if r[3] == "[]" else tuple(json.loads(r[3])))
+            for r in reads[1]
+            if int(r[4]) <= coverage  # every input has seq <= newCoversThrough
+        ]
+        ops = [op_from_row(r) for r in reads[2]]
+        alias_row = reads[3][0]
+        alias = Alias(alias_row[0], int(alias_row[1]), int(alias_row[2]), bool(alias_row[3]))
+        refusal = self._refusal(artifact, epoch, events, ops)
+        if refusal is None and not force:
+            refusal = self._redundant(artifact, alias, alias_row[4])
+        if refusal is None:
+            refusal = self._predicted_cas(artifact, alias)
+        if refusal is not None:
+            reason, detail = refusal
+            if artifact.status is ArtifactStatus.CANDIDATE:
+                self._set_status(tx, tenant, artifact, ArtifactStatus.FAILED, f"{reason}: {detail}")
+            return _Switch(SwitchResult(False, artifact_id, reason, detail, alias), None)
+        return _Switch(
+            SwitchResult(True, artifact_id, None, "", self._swapped(artifact)),
+            self._publish(tx, tenant, artifact, switch_no),
+        )
+
+    @staticmethod
+    def _switch_reads(tenant: str, artifact_id: str) -> list[Statement]:
+        """What the switch re-validates, read under the lock: the artifact (its manifest;
+        not its output), the subject's events as far as the re-validation reads them (an
+        input's id, hash and trust: one range read re-reads them all), its operations,
+        and the alias with the manifest of the artifact it publishes."""
+        of = (tenant, artifact_id)
+        columns = ARTIFACT_COLUMNS.replace("a.output", "NULL")
+        return [
+            (f"SELECT {columns} FROM {ARTIFACTS} WHERE a.tenant = ? AND a.id = ?", of),
+            (
+                "SELECT id, hash, trust, taint, seq FROM events"
+                f" WHERE tenant = ? AND subject = {_SUBJECT_OF} ORDER BY seq",
+                (tenant, *of),
+            ),
+            (
+                f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ?"
+                f" AND subject = {_SUBJECT_OF} ORDER BY op_seq",
+                (tenant, *of),
+            ),
+            (
+                "SELECT a.artifact_id, a.source_epoch, a.covers_through, a.bypassed, r.manifest"
+                " FROM aliases a LEFT JOIN artifacts r ON r.tenant = a.tenant"
+                " AND r.subject = a.subject AND r.id = a.artifact_id"
+                f" WHERE a.tenant = ? AND a.subject = {_SUBJECT_OF}",
+                (tenant, *of),
+            ),
+        ]
+
+    def _publish(self, tx: Tx, tenant: str, artifact: Artifact, switch_no: int) -> Any:
+        """The CAS, and what a publish changes besides, each only if the CAS took (the
+        alias then names this artifact, which no alias named before: it was a candidate).
+        Sent with the commit; returns the CAS's cursor, whose row count says if it took."""
+        m = artifact.manifest
+        subject = artifact.subject
+        cas = self._compare_and_swap(tx, tenant, artifact)
+        took = f" AND {_CAS_TOOK}"
+        took_params = (tenant, subject, artifact.id)
+        previous = m.expected_alias.artifact_id
+        now = utc_now()
+        tx.execute(
+            "UPDATE artifact_status SET status = 'superseded', status_at = ?"
+            f" WHERE tenant = ? AND subject = ? AND id = ? AND status = 'published'{took}",
+            (now, tenant, subject, previous, *took_params),
+        )
+        # a fallback's reason stays: why the built-in output is what readers see
+        tx.execute(
+            "UPDATE artifact_status SET status = ?, reason = ?, status_at = ?"
+            f" WHERE tenant = ? AND subject = ? AND id = ?{took}",
+            (
+                str(ArtifactStatus.PUBLISHED),
+                artifact.reason,
+                now,
+                tenant,
+                subject,
+                artifact.id,
+                *took_params,
+            ),
+        )
+        self._fail_other_candidates(tx, tenant, artifact, took, took_params)
+        tx.execute(
+            "INSERT INTO alias_history (tenant, subject, switch_no, artifact_id, source_epoch,"
+            f" covers_through, switched_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE {_CAS_TOOK}",
+            (
+                tenant,
+                subject,
+                switch_no,
+                artifact.id,
+                m.input_epoch,
+                m.new_covers_through,
+                now,
+                *took_params,
+            ),
+        )
+        return cas
+
+    @staticmethod
+    def _swapped(artifact: Artifact) -> Alias:
+        """The alias after a CAS to ``artifact`` (bypass lifted)."""
+        m = artifact.manifest
+        return Alias(artifact.id, m.input_epoch, m.new_covers_through, False)
 
     def _refusal(
-        self, tx: Tx, tenant: str, artifact: Artifact, epoch: int
+        self, artifact: Artifact, epoch: int, stored: list[_Input], ops: list[Operation]
     ) -> tuple[SwitchFailure, str] | None:
-        """Re-validate under the lock: status, epoch, every input, the conflict set."""
+        """Re-validate under the lock: status, epoch, every input, the conflict set
+        (``stored``, ``ops``: the subject's events up to the coverage and operations)."""
         manifest = artifact.manifest
         if artifact.status not in (ArtifactStatus.CANDIDATE, ArtifactStatus.STALE):
             moved = f"{SwitchFailure.ALIAS_MOVED}: "
@@ -134,14 +344,11 @@ class SwitchMixin(StoreCore):
             )
         if artifact.status is ArtifactStatus.STALE:
             return SwitchFailure.INPUT_INVALIDATED, f"artifact went stale: {artifact.reason}"
-        subject = artifact.subject
-        # Every input has seq <= newCoversThrough: one range read re-reads them all
+        # Every input has seq <= newCoversThrough: one range read re-read them all
         # (twice as fast as looking 100,000 ids up in lists of 500).
-        reader = SqlReader(tx, tenant)
         wanted = set(manifest.input_ids)
-        stored = reader.events(subject, through=manifest.new_covers_through)
         events = {e.id: e for e in stored if e.id in wanted}
-        state = source_state(events.values(), reader.operations(subject), self.policy)
+        state = source_state(events.values(), ops, self.policy)
         for input_id in manifest.input_ids:
             if input_id not in events or input_id in state.invalid:
                 why = state.invalid.get(input_id, "missing")
@@ -155,11 +362,13 @@ class SwitchMixin(StoreCore):
         return None
 
     @staticmethod
-    def _redundant(tx: Tx, tenant: str, artifact: Artifact) -> tuple[SwitchFailure, str] | None:
+    def _redundant(
+        artifact: Artifact, alias: Alias, published_manifest: str | None
+    ) -> tuple[SwitchFailure, str] | None:
         """The alias already publishes this coverage at this epoch under the same budget
-        (and is not bypassed): one publish per (coverage, epoch) unless forced."""
+        (and is not bypassed): one publish per (coverage, epoch) unless forced.
+        ``published_manifest``: the manifest of the alias's artifact, as stored."""
         m = artifact.manifest
-        alias = SqlReader(tx, tenant).alias(artifact.subject)
         if (
             not alias.artifact_id
             or alias.bypassed
@@ -167,11 +376,7 @@ class SwitchMixin(StoreCore):
             or alias.covers_through != m.new_covers_through
         ):
             return None
-        row = tx.one(
-            "SELECT manifest FROM artifacts WHERE tenant = ? AND subject = ? AND id = ?",
-            (tenant, artifact.subject, alias.artifact_id),
-        )
-        if row is None or json.loads(row[0]).get("budget") != m.budget:
+        if published_manifest is None or json.loads(published_manifest).get("budget") != m.budget:
             return None  # a summary under another budget is another summary
         return SwitchFailure.UP_TO_DATE, (
             f"{alias.artifact_id} already publishes coverage {alias.covers_through}"
@@ -179,30 +384,56 @@ class SwitchMixin(StoreCore):
         )
 
     @staticmethod
-    def _fail_other_candidates(tx: Tx, tenant: str, published: Artifact) -> None:
+    def _fail_other_candidates(
+        tx: Tx, tenant: str, published: Artifact, took: str, took_params: tuple[str, ...]
+    ) -> None:
         """Every other candidate of the subject expected an alias that is now gone for good
         (an alias never points back to an earlier artifact), so its CAS can no longer
         succeed: it fails now, with the reason, instead of lingering as a candidate (say,
-        after its worker was killed between writing it and switching)."""
+        after its worker was killed between writing it and switching). ``took``: the
+        condition that the CAS took."""
         tx.execute(
             "UPDATE artifact_status SET status = 'failed', reason = ?, status_at = ?"
-            " WHERE tenant = ? AND subject = ? AND status = 'candidate' AND id <> ?",
+            f" WHERE tenant = ? AND subject = ? AND status = 'candidate' AND id <> ?{took}",
             (
                 f"{SwitchFailure.ALIAS_MOVED}: {published.id} was published before its switch",
                 utc_now(),
                 tenant,
                 published.subject,
                 published.id,
+                *took_params,
             ),
         )
 
-    def _compare_and_swap(
-        self, tx: Tx, tenant: str, artifact: Artifact
-    ) -> tuple[SwitchFailure, str] | None:
-        """The seed's CAS on all three of parent, epoch and coverage, coverage monotone (I6)."""
+    @staticmethod
+    def _predicted_cas(artifact: Artifact, current: Alias) -> tuple[SwitchFailure, str] | None:
+        """Why the CAS would not take, from the alias read under the lock (every writer of
+        an alias holds the subject's lock, so it cannot move before the CAS runs)."""
         m = artifact.manifest
         expected = m.expected_alias
-        swapped = tx.count(
+        if (current.artifact_id, current.source_epoch, current.covers_through) != (
+            expected.artifact_id,
+            expected.source_epoch,
+            expected.covers_through,
+        ):
+            return SwitchFailure.ALIAS_MOVED, (
+                f"alias is ({current.artifact_id or '-'}, {current.source_epoch},"
+                f" {current.covers_through}), expected ({expected.artifact_id or '-'},"
+                f" {expected.source_epoch}, {expected.covers_through})"
+            )
+        if m.new_covers_through < current.covers_through:
+            return SwitchFailure.COVERAGE_REGRESSION, (
+                f"covers_through {current.covers_through} > {m.new_covers_through}"
+            )
+        return None
+
+    @staticmethod
+    def _compare_and_swap(tx: Tx, tenant: str, artifact: Artifact) -> Any:
+        """The seed's CAS on all three of parent, epoch and coverage, coverage monotone (I6);
+        its cursor (a row count of 1: it took)."""
+        m = artifact.manifest
+        expected = m.expected_alias
+        return tx.execute(
             "UPDATE aliases SET artifact_id = ?, source_epoch = ?, covers_through = ?,"
             " bypassed = ? WHERE tenant = ? AND subject = ? AND artifact_id = ?"
             " AND source_epoch = ? AND covers_through = ? AND ? >= covers_through",
@@ -218,22 +449,6 @@ class SwitchMixin(StoreCore):
                 expected.covers_through,
                 m.new_covers_through,
             ),
-        )
-        if swapped == 1:
-            return None
-        current = SqlReader(tx, tenant).alias(artifact.subject)
-        if (current.artifact_id, current.source_epoch, current.covers_through) != (
-            expected.artifact_id,
-            expected.source_epoch,
-            expected.covers_through,
-        ):
-            return SwitchFailure.ALIAS_MOVED, (
-                f"alias is ({current.artifact_id or '-'}, {current.source_epoch},"
-                f" {current.covers_through}), expected ({expected.artifact_id or '-'},"
-                f" {expected.source_epoch}, {expected.covers_through})"
-            )
-        return SwitchFailure.COVERAGE_REGRESSION, (
-            f"covers_through {current.covers_through} > {m.new_covers_through}"
         )
 
     @staticmethod

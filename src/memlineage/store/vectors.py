@@ -75,7 +75,7 @@ class VectorsMixin(StoreCore):
 
     def embedder_settings(self, tenant: str) -> tuple[int, EmbedderId] | None:
         """The tenant's current embedder: its number and identity (None: never set)."""
-        with self._read() as tx:
+        with self._one_statement(read_only=True) as tx:  # a worker asks between jobs
             return current_embedder(tx, tenant)
 
     def pending_embedding(self, tenant: str) -> list[str]:

@@ -1,0 +1,243 @@
+"""Where one consolidation job of a worker goes, phase by phase (PostgreSQL).
+
+A worker (``memlineage worker --once``, in this process, one thread) drains
+``--subjects`` queued subjects of 100 events each, built-in generator. Every
+phase of a job is wrapped: on entering and leaving one, what passed since the
+last mark is charged to the phase on top of the stack. Two passes over fresh
+schemas:
+
+- **round trips**, counted exactly on the wire (tests/wire.py's relay);
+- **time**: wall, this thread's CPU and the server backend's CPU
+  (``/proc/<pid>/schedstat``, nanoseconds) of the one connection the worker uses.
+
+Per job: medians are not needed, the figures are means over all jobs (a trip
+count is exact; CPU is summed). ``bookkeeping`` is everything but the
+generator's own call.
+
+    python bench/bench_job_phases.py [--subjects 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from common import PG_URL, store_url
+from memlineage import Memory
+from memlineage.consolidation import consolidate as consolidation
+from memlineage.consolidation import generation
+from memlineage.meaning import extract
+from memlineage.operations import metrics, worker
+from memlineage.store.postgres import PostgresStore
+
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))
+from wire import Relay  # the tests' counter: one definition of a round trip
+
+APP = "memlineage-phases"
+GENERATOR_PHASE = "generate (the generator's call)"
+
+
+class Tracer:
+    """A stack of phases; what passes between two marks goes to the phase on top."""
+
+    def __init__(self, relay: Relay | None, pids: Callable[[], list[int]]) -> None:
+        self.relay = relay
+        self.pids = pids
+        self.stack = ["loop"]
+        self.trips: dict[str, int] = defaultdict(int)
+        self.cpu: dict[str, float] = defaultdict(float)
+        self.server: dict[str, float] = defaultdict(float)
+        self.wall: dict[str, float] = defaultdict(float)
+        self.last = self._now()
+        self.undo: list[tuple[Any, str, Any]] = []
+
+    def restore(self) -> None:
+        for owner, attr, inner in reversed(self.undo):
+            setattr(owner, attr, inner)
+
+    def _now(self) -> tuple[int, float, float, float]:
+        trips = self.relay.trips if self.relay is not None else 0
+        server = 0.0
+        for pid in self.pids():
+            with open(f"/proc/{pid}/schedstat") as f:
+                server += int(f.read().split()[0]) / 1e9
+        return trips, time.thread_time(), server, time.perf_counter()
+
+    def mark(self) -> None:
+        now = self._now()
+        top = self.stack[-1]
+        self.trips[top] += now[0] - self.last[0]
+        self.cpu[top] += now[1] - self.last[1]
+        self.server[top] += now[2] - self.last[2]
+        self.wall[top] += now[3] - self.last[3]
+        self.last = self._now()  # the marks' own cost is charged to no phase
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        self.mark()
+        self.stack.append(name)
+        try:
+            yield
+        finally:
+            self.mark()
+            self.stack.pop()
+
+    def wrap(self, owner: Any, attr: str, name: str | Callable[[], str]) -> None:
+        inner = getattr(owner, attr, None)
+        if inner is None:  # an older version of the code, without this step
+            return
+        self.undo.append((owner, attr, inner))
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with self.phase(name() if callable(name) else name):
+                return inner(*args, **kwargs)
+
+        setattr(owner, attr, wrapped)
+
+    def wrap_context(self, owner: Any, attr: str, name: Callable[[], str]) -> None:
+        """A context manager factory (``store.reader``): the phase spans the ``with``."""
+        inner = getattr(owner, attr)
+        self.undo.append((owner, attr, inner))
+
+        @contextlib.contextmanager
+        def wrapped(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            with self.phase(name()), inner(*args, **kwargs) as found:
+                yield found
+
+        setattr(owner, attr, wrapped)
+
+
+def caller(depth: int) -> str:
+    return sys._getframe(depth).f_code.co_name
+
+
+def instrument(tracer: Tracer, store: PostgresStore) -> None:
+    w = tracer.wrap
+    w(store, "claim", "claim")
+    w(store, "finish", "finish")
+    w(store, "renew", "heartbeat renew")
+    w(store, "detect_next", "detect_next (between jobs)")
+    w(store, "embedder_settings", "embedder check (between jobs)")
+    w(worker, "tenant_configuration", "tenant config")
+    w(store, "detect_conflicts", "detect (catch up)")
+    w(store, "write_artifact", "write artifact")
+    w(store, "release_state", lambda: f"release_state ({caller(3)})")
+    w(store, "switch", "switch")
+    w(store, "job_head", "read head")
+    w(store, "consolidation_input", "read input")
+    w(consolidation, "select", "select (CPU)")
+    w(extract, "extract_items", "extract items (CPU)")
+    w(extract, "expected_open_items", "open items (CPU)")
+    w(generation, "judge", "parse + gate (CPU)")
+    w(worker.TimeLimited, "generate", GENERATOR_PHASE)
+    w(metrics, "consolidated", "metrics")
+    w(consolidation, "input_root", "input root (CPU)")
+    w(consolidation, "render_summary", "render for the budget (CPU)")
+    w(consolidation, "default_tokenizer", "tokenizer (CPU)")
+    w(generation, "artifacts", "artifacts (CPU)")
+    w(consolidation, "build", "build, the rest (CPU)")
+    w(worker.Worker, "_report", "log line")
+    tracer.wrap_context(store, "reader", lambda: f"read ({caller(4)})")
+
+
+def seed(url: str, tenant: str, subjects: int) -> None:
+    with Memory(url, tenant=tenant, detect_after_add=True) as memory:
+        memory.set_tail_threshold(0)
+        for s in range(subjects):
+            subject = f"user-{s}"
+            memory.add(
+                [
+                    {
+                        "id": f"{subject}:m{i}",
+                        "subject": subject,
+                        "text": f"Ticket OPS-{i} for {subject} costs {i + 10} EUR;"
+                        f" due 2026-12-{i % 28 + 1:02d}.",
+                    }
+                    for i in range(100)
+                ]
+            )
+        memory.queue([f"user-{s}" for s in range(subjects)])
+
+
+def backend_pids(base: str) -> list[int]:
+    with psycopg.connect(base, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (APP,)
+        ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def one_pass(pg: str, subjects: int, count_trips: bool) -> tuple[Tracer, int]:
+    """One worker drains the queue of a fresh schema; detection ran at seeding, so a job
+    is the consolidation alone."""
+    relay = Relay(pg) if count_trips else None
+    try:
+        with store_url("postgres", pg=pg) as url:
+            seed(url, "t", subjects)
+            url = f"{url}&application_name={APP}"
+            store = PostgresStore(relay.url_through(url) if relay else url, pool_size=1)
+            try:
+                with store.reader("t") as r:  # the pool's one connection, opened
+                    r.head("user-0")
+                pids = backend_pids(pg)
+                assert len(pids) == 1, pids
+                tracer = Tracer(relay, lambda: pids)
+                instrument(tracer, store)
+                options = worker.WorkerOptions(tenant="t", once=True)
+                w = worker.Worker(store, options, log=io.StringIO())
+                tracer.last = tracer._now()
+                try:
+                    outcomes = w.run()
+                    tracer.mark()
+                finally:
+                    tracer.restore()
+            finally:
+                store.close()
+            assert outcomes["published"] == subjects, outcomes
+    finally:
+        if relay is not None:
+            relay.close()
+    return tracer, subjects
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--subjects", type=int, default=50)
+    parser.add_argument("--pg", default=PG_URL)
+    args = parser.parse_args()
+    trips, jobs = one_pass(args.pg, args.subjects, count_trips=True)
+    timed, _ = one_pass(args.pg, args.subjects, count_trips=False)
+    phases = sorted(set(trips.trips) | set(timed.wall), key=lambda p: -timed.wall[p])
+    print(f"{'phase, per job':<44} {'trips':>6} {'wall ms':>8} {'cpu ms':>7} {'server ms':>9}")
+    for p in phases:
+        print(
+            f"{p:<44} {trips.trips[p] / jobs:>6.1f} {timed.wall[p] / jobs * 1e3:>8.2f}"
+            f" {timed.cpu[p] / jobs * 1e3:>7.2f} {timed.server[p] / jobs * 1e3:>9.2f}"
+        )
+    wall = sum(timed.wall.values())
+    cpu = sum(timed.cpu.values())
+    server = sum(timed.server.values())
+    gen = timed.wall[GENERATOR_PHASE]
+    print(
+        f"{'total':<44} {sum(trips.trips.values()) / jobs:>6.1f} {wall / jobs * 1e3:>8.2f}"
+        f" {cpu / jobs * 1e3:>7.2f} {server / jobs * 1e3:>9.2f}"
+    )
+    busy = cpu + server
+    gen_busy = timed.cpu[GENERATOR_PHASE] + timed.server[GENERATOR_PHASE]
+    print(
+        f"bookkeeping share of wall: {(wall - gen) / wall:.3f};"
+        f" of client+server CPU: {(busy - gen_busy) / busy:.3f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from memlineage import Memory, SchemaTooNew, open_store, render
@@ -109,3 +110,33 @@ def test_a_store_of_schema_9_gets_vectors_for_the_events_it_had(db_url: str) -> 
         assert sorted(memory.store.vectors("acme", "user-7", ["m-0", "m-1", "m-2"])) == [
             "m-0", "m-1", "m-2",
         ]  # fmt: skip
+
+
+def test_a_store_of_schema_12_rewrites_its_float16_vectors_as_int8(db_url: str) -> None:
+    store_class = PostgresStore if db_url.startswith("postgresql") else SqliteStore
+    old = at_schema(store_class, 12)(db_url)
+    texts = [f"fact number {n} about the garden party" for n in range(3)]
+    with Memory(store=old, tenant="acme", detect_after_add=False) as memory:
+        memory.add([{"id": f"m-{n}", "subject": "user-7", "text": t} for n, t in enumerate(texts)])
+        memory.embed()
+        exact = memory.embedder.embed(texts)
+        with old._write() as tx:  # the float16 rows schema 12 wrote
+            for n in range(3):
+                tx.execute(
+                    "UPDATE event_vectors SET vector = ? WHERE seq = ?",
+                    (exact[n].astype("<f2").tobytes(), n + 1),
+                )
+    with Memory(db_url, tenant="acme") as memory:
+        store: SqlStore = memory.store  # type: ignore[assignment]
+        assert store.schema_version() >= 13
+        ids = ["m-0", "m-1", "m-2"]
+        before = store.vectors("acme", "user-7", ids)  # read as float16 until rewritten
+        assert all(np.array_equal(before[f"m-{n}"], exact[n].astype("<f2")) for n in range(3))
+        assert store.pending_embedding("acme") == ["user-7"]
+        (run,) = memory.embed()
+        assert (run.embedded, run.through, run.done) == (3, 3, True)
+        with store._read() as tx:
+            sizes = [len(bytes(r[0])) for r in tx.all("SELECT vector FROM event_vectors")]
+        assert sizes == [memory.embedder.dims] * 3  # int8: one byte a dimension
+        after = store.vectors("acme", "user-7", ids)
+        assert all(float(after[f"m-{n}"] @ exact[n]) > 0.9995 for n in range(3))

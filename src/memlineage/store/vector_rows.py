@@ -3,8 +3,8 @@
 A vector is stored as int8, one byte a dimension (256 at 256 dimensions),
 scaled by its own largest absolute component: ``q = round(127 * v / max|v|)``.
 Read back, each row is made a unit vector again, so a dot product is still a
-cosine: recall only ranks by it, and the rounding moves a cosine by about 0.001
-(docs/recall.md, "Storage").
+cosine: recall only ranks by it, and the rounding moves a cosine by at most
+0.0026 over LoCoMo (bench/bench_vector_precision.py; docs/recall.md, "Storage").
 
 Stores written before schema 13 hold float16 rows (2 bytes a dimension). A row
 says which it is by its length against the dimensions its embedder records, so

@@ -8,8 +8,9 @@ cosine: recall only ranks by it, and the rounding moves a cosine by at most
 
 Stores written before schema 13 hold float16 rows (2 bytes a dimension). A row
 says which it is by its length against the dimensions its embedder records, so
-an old row is never misread; schema 13 rewinds the embedding job, which
-rewrites every old row as int8 (recall reads the old ones meanwhile).
+an old row is never misread; schema 13 rewinds the embedding job of the
+built-in model's subjects, which rewrites their old rows as int8 (recall reads
+the old ones meanwhile); another embedder's rows stay float16.
 """
 
 from __future__ import annotations

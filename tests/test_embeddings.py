@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from memlineage import Memory
+from memlineage.errors import BadInput
 from memlineage.interfaces.cli import main
 from memlineage.lineage.audit import audit_text
 from memlineage.recall import embed as embedding
@@ -356,3 +357,15 @@ def test_the_embed_command(db_url: str) -> None:
     assert main(["embed", "user-7", "--all", "--db", db_url]) == 2
     assert main(["embed", "--db", db_url]) == 2
     assert main(["embed", "--all", "--embedder", "openai", "--db", db_url]) == 2  # no model
+
+
+def test_vectors_of_another_length_than_the_embedder_declares_are_refused(
+    memory: Memory,
+) -> None:
+    memory.add(EVENTS)
+    liar = Hashed(dims=8)
+    liar.embed = lambda texts: normalised(np.ones((len(texts), 16), np.float32))  # type: ignore[method-assign]
+    with pytest.raises(BadInput, match="16 dimensions"):
+        with_embedder(memory, liar).embed()
+    # a row of 16 int8 bytes would read as 8 float16 dimensions: none is written
+    assert vector_rows(memory.store) == []  # type: ignore[arg-type]

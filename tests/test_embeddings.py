@@ -17,11 +17,13 @@ import numpy as np
 import pytest
 
 from memlineage import Memory
+from memlineage.errors import BadInput
 from memlineage.interfaces.cli import main
 from memlineage.lineage.audit import audit_text
 from memlineage.recall import embed as embedding
 from memlineage.recall.embed import EmbedderId, Vectors, WordLlamaEmbedder, normalised
 from memlineage.store.base import SqlStore
+from memlineage.store.vector_rows import from_bytes, to_bytes
 
 
 class Hashed:
@@ -122,11 +124,53 @@ def test_add_writes_no_vector_the_job_does(memory: Memory) -> None:
     assert (run.subject, run.embedded, run.through, run.done) == ("user-7", 5, 5, True)
     rows = vector_rows(memory.store)  # type: ignore[arg-type]
     assert sorted(int(r[1]) for r in rows) == [1, 2, 3, 4, 5]
-    assert {len(bytes(r[3])) for r in rows} == {512}  # float16, 256 dimensions
+    assert {len(bytes(r[3])) for r in rows} == {256}  # int8, 256 dimensions
     found = memory.store.vectors("acme", "user-7", ["e-1", "e-2", "nope"])
     assert sorted(found) == ["e-1", "e-2"]
     assert np.allclose(found["e-1"], WordLlamaEmbedder().embed(["I'm vegan."])[0], atol=2e-3)
     assert memory.embed() == []  # caught up: nothing pending
+
+
+def test_a_vector_is_stored_as_int8_and_read_back_as_a_unit_vector(memory: Memory) -> None:
+    memory.add(EVENTS)
+    memory.embed()
+    store: SqlStore = memory.store  # type: ignore[assignment]
+    (blob,) = [bytes(r[3]) for r in vector_rows(store) if int(r[1]) == 2]
+    exact = WordLlamaEmbedder().embed([e["text"] for e in EVENTS])
+    q = np.frombuffer(blob, np.int8)
+    assert int(np.abs(q).max()) == 127  # scaled by its own largest component
+    assert np.array_equal(q, np.rint(127 * exact[1] / np.abs(exact[1]).max()))
+    found = store.vectors("acme", "user-7", [e["id"] for e in EVENTS])
+    for n, event in enumerate(EVENTS):
+        vector = found[str(event["id"])]
+        assert vector.dtype == np.float32 and np.isclose(np.linalg.norm(vector), 1.0)
+        assert float(vector @ exact[n]) > 0.9995  # the cosine with the exact vector
+
+
+def test_the_zero_vector_stays_zero_in_int8() -> None:
+    blob = to_bytes(np.zeros(8, np.float32))
+    assert blob == bytes(8) and not from_bytes(blob, 8).any()
+
+
+def test_a_float16_row_written_before_schema_15_is_read_as_float16(memory: Memory) -> None:
+    memory.add(EVENTS)
+    memory.embed()
+    store: SqlStore = memory.store  # type: ignore[assignment]
+    exact = WordLlamaEmbedder().embed([e["text"] for e in EVENTS])
+    with store._write() as tx:  # e-1 and e-3 as an older memlineage wrote them
+        for seq in (1, 3):
+            tx.execute(
+                "UPDATE event_vectors SET vector = ? WHERE seq = ?",
+                (exact[seq - 1].astype("<f2").tobytes(), seq),
+            )
+    found = store.vectors("acme", "user-7", [e["id"] for e in EVENTS])
+    for seq in (1, 3):
+        assert np.array_equal(found[f"e-{seq}"], exact[seq - 1].astype("<f2").astype(np.float32))
+    assert float(found["e-2"] @ exact[1]) > 0.9995  # int8 rows beside them still read right
+    with store.reader("acme") as reader:
+        ids, matrix = reader.vectors_of_valid("user-7", ["e-1", "e-2"])  # one recall's read
+    assert np.array_equal(matrix[ids.index("e-1")], found["e-1"])
+    assert np.array_equal(matrix[ids.index("e-2")], found["e-2"])
 
 
 def test_the_job_resumes_from_its_watermark(memory: Memory) -> None:
@@ -288,7 +332,8 @@ def test_an_openai_compatible_endpoint_embeds_with_the_generators_key(
     assert seen[-1]["body"]["input"] == [e["text"] for e in EVENTS[:2]]
     vectors = memory.store.vectors("acme", "user-7", ["e-1", "e-2"])
     first = np.array([len(EVENTS[0]["text"]), 1.0, 0.0, 2.0])  # answered out of order
-    assert np.allclose(vectors["e-1"], first / np.linalg.norm(first), atol=1e-3)
+    stored = from_bytes(to_bytes(first / np.linalg.norm(first)), 4)  # its int8 round trip
+    assert np.allclose(vectors["e-1"], stored, rtol=0, atol=1e-6)
 
 
 # -- the command line --
@@ -312,3 +357,15 @@ def test_the_embed_command(db_url: str) -> None:
     assert main(["embed", "user-7", "--all", "--db", db_url]) == 2
     assert main(["embed", "--db", db_url]) == 2
     assert main(["embed", "--all", "--embedder", "openai", "--db", db_url]) == 2  # no model
+
+
+def test_vectors_of_another_length_than_the_embedder_declares_are_refused(
+    memory: Memory,
+) -> None:
+    memory.add(EVENTS)
+    liar = Hashed(dims=8)
+    liar.embed = lambda texts: normalised(np.ones((len(texts), 16), np.float32))  # type: ignore[method-assign]
+    with pytest.raises(BadInput, match="16 dimensions"):
+        with_embedder(memory, liar).embed()
+    # a row of 16 int8 bytes would read as 8 float16 dimensions: none is written
+    assert vector_rows(memory.store) == []  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memlineage import Memory, SchemaTooNew, open_store, render
@@ -172,3 +173,72 @@ def test_a_store_of_schema_12_keeps_each_artifact_status_and_stales_after_upgrad
             second.id: "stale",
             "a-rejected": "rejected",
         }
+
+
+def test_a_store_of_schema_12_rewrites_its_float16_vectors_as_int8(db_url: str) -> None:
+    store_class = PostgresStore if db_url.startswith("postgresql") else SqliteStore
+    old = at_schema(store_class, 12)(db_url)
+    texts = [f"fact number {n} about the garden party" for n in range(3)]
+    with Memory(store=old, tenant="acme", detect_after_add=False) as memory:
+        memory.add([{"id": f"m-{n}", "subject": "user-7", "text": t} for n, t in enumerate(texts)])
+        memory.embed()
+        exact = memory.embedder.embed(texts)
+        with old._write() as tx:  # the float16 rows schema 12 wrote
+            for n in range(3):
+                tx.execute(
+                    "UPDATE event_vectors SET vector = ? WHERE seq = ?",
+                    (exact[n].astype("<f2").tobytes(), n + 1),
+                )
+    with Memory(db_url, tenant="acme") as memory:
+        store: SqlStore = memory.store  # type: ignore[assignment]
+        assert store.schema_version() >= 15
+        ids = ["m-0", "m-1", "m-2"]
+        before = store.vectors("acme", "user-7", ids)  # read as float16 until rewritten
+        assert all(np.array_equal(before[f"m-{n}"], exact[n].astype("<f2")) for n in range(3))
+        assert store.pending_embedding("acme") == ["user-7"]
+        (run,) = memory.embed()
+        assert (run.embedded, run.through, run.done) == (3, 3, True)
+        with store._read() as tx:
+            sizes = [len(bytes(r[0])) for r in tx.all("SELECT vector FROM event_vectors")]
+        assert sizes == [memory.embedder.dims] * 3  # int8: one byte a dimension
+        after = store.vectors("acme", "user-7", ids)
+        assert all(float(after[f"m-{n}"] @ exact[n]) > 0.9995 for n in range(3))
+
+
+class Billed:
+    """A stand-in for a remote embedder, billed per text: it counts what it is asked."""
+
+    name, version, dims = "openai:some-model", "1", 4
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.seen += texts
+        rows = np.array([[len(t), 1.0, 0.5, 2.0] for t in texts], dtype=np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_schema_15_does_not_embed_again_with_an_embedder_other_than_the_built_in(
+    db_url: str,
+) -> None:
+    store_class = PostgresStore if db_url.startswith("postgresql") else SqliteStore
+    old = at_schema(store_class, 12)(db_url)
+    billed = Billed()
+    with Memory(store=old, tenant="acme", detect_after_add=False, embedder=billed) as memory:
+        memory.add([{"id": f"m-{n}", "subject": "user-7", "text": "x" * n} for n in range(1, 3)])
+        memory.embed()
+        exact = billed.embed(["x", "xx"])
+        with old._write() as tx:  # the float16 rows schema 12 wrote
+            for n in range(2):
+                tx.execute(
+                    "UPDATE event_vectors SET vector = ? WHERE seq = ?",
+                    (exact[n].astype("<f2").tobytes(), n + 1),
+                )
+    asked = len(billed.seen)
+    with Memory(db_url, tenant="acme", embedder=billed) as memory:
+        assert memory.store.schema_version() >= 15
+        assert memory.store.pending_embedding("acme") == []  # its float16 rows stay
+        assert memory.embed() == [] and len(billed.seen) == asked  # nothing paid again
+        found = memory.store.vectors("acme", "user-7", ["m-1", "m-2"])
+        assert np.array_equal(found["m-1"], exact[0].astype("<f2").astype(np.float32))

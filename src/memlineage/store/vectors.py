@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memlineage.errors import NotFound
+from memlineage.errors import BadInput, NotFound
 from memlineage.model import Event
 from memlineage.progress import Advance
 from memlineage.raw.ingest import utc_now
@@ -112,7 +112,7 @@ class VectorsMixin(StoreCore):
             if not step.events:
                 through = step.seen[0] if step.seen[1] == number else 0
                 return Embedded(subject, number, written, through, step.high_water)
-            vectors = embedder.embed([e.text for e in step.events])
+            vectors = _checked(embedder.embed([e.text for e in step.events]), embedder.dims)
             count = self._write_chunk(tenant, subject, number, step, vectors)
             written += count
             if embedded is not None and count:
@@ -189,6 +189,18 @@ class VectorsMixin(StoreCore):
         """The stored vectors of valid events ``ids`` (see ``SqlReader.vectors``)."""
         with self.reader(tenant) as reader:
             return reader.vectors(subject, ids, embedder)
+
+
+def _checked(vectors: Vectors, dims: int) -> Vectors:
+    """The embedder's vectors, if of the dimensions it declares: a stored row's length
+    against them tells int8 from float16 (store/vector_rows.py)."""
+    if vectors.ndim != 2 or vectors.shape[1] != dims:
+        raise BadInput(
+            f"the embedder gave vectors of {vectors.shape[-1]} dimensions, not the {dims}"
+            " it declares",
+            field="dims",
+        )
+    return vectors
 
 
 def _erased(tx: Tx, tenant: str, subject: str, ids: Sequence[str]) -> set[str]:

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -91,19 +92,25 @@ def spin(barrier: object, rounds: int) -> None:
         total += i * i % 7
 
 
+def run_together(procs: list[Any], barrier: Any) -> float:
+    """Start ``procs``, release them together at ``barrier``; the seconds until all exit."""
+    for proc in procs:
+        proc.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for proc in procs:
+        proc.join()
+        assert proc.exitcode == 0
+    return time.perf_counter() - started
+
+
 def bench_spin(rounds: int = 10_000_000, quiet: bool = False) -> dict[int, float]:
     """Rounds of a pure-Python loop per second in N processes: the cores free now."""
     rates: dict[int, float] = {}
     for processes in (1, 2) if quiet else WORKERS:
         barrier = SPAWN.Barrier(processes + 1)
         procs = [SPAWN.Process(target=spin, args=(barrier, rounds)) for _ in range(processes)]
-        for proc in procs:
-            proc.start()
-        barrier.wait()
-        started = time.perf_counter()
-        for proc in procs:
-            proc.join()
-        rates[processes] = processes * rounds / (time.perf_counter() - started)
+        rates[processes] = processes * rounds / run_together(procs, barrier)
         if quiet:
             continue
         report(
@@ -196,14 +203,7 @@ def bench_switch(url: str, subjects: int) -> dict[int, float]:
             SPAWN.Process(target=switch_some, args=(url, tenant, ids[p::processes], barrier))
             for p in range(processes)
         ]
-        for proc in procs:
-            proc.start()
-        barrier.wait()
-        started = time.perf_counter()
-        for proc in procs:
-            proc.join()
-            assert proc.exitcode == 0
-        rates[processes] = subjects / (time.perf_counter() - started)
+        rates[processes] = subjects / run_together(procs, barrier)
         report(f"bare switch tx, {processes} process(es)", rates[processes], "tx/s")
     return rates
 

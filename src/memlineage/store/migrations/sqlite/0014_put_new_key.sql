@@ -1,3 +1,3 @@
--- memlineage schema 14 (SQLite): nothing to create. PostgreSQL's schema 13 puts a new
+-- memlineage schema 14 (SQLite): nothing to create. PostgreSQL's schema 14 puts a new
 -- key of the LangGraph store in one server function; SQLite runs the same steps as the
 -- statements of SqlStore.write_key, in its own process (no round trips to save).

@@ -15,6 +15,7 @@ from typing import Any
 from memlineage.canonical import input_root
 from memlineage.consolidation import generation
 from memlineage.consolidation.alias import why_not_summary
+from memlineage.consolidation.gcpause import pauses_collector
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.render import render_summary
@@ -129,6 +130,7 @@ class Built:
         return self.attempts[-1]
 
 
+@pauses_collector
 def build(
     store: Store,
     tenant: str,
@@ -260,6 +262,7 @@ def publish(
     return store.switch(tenant, artifact.id, force=force)
 
 
+@pauses_collector
 def consolidate(
     store: Store,
     tenant: str,
@@ -283,7 +286,7 @@ def consolidate(
     Step 7 commits before step 8 starts: a worker killed between them leaves its
     candidate written, and the next publish of the subject fails it.
     """
-    found = store.job_head(tenant, subject)
+    found = store.job_head(tenant, subject)  # its artifact comes without the output
     head = found[0] if found is not None else None
     if (
         not force
@@ -292,7 +295,9 @@ def consolidate(
         and _covers_everything(head)
         and head.artifact.manifest.budget == budget
     ):
-        return Consolidation(head.artifact, None, up_to_date=True)
+        with store.reader(tenant) as reader:
+            published = reader.artifact(head.artifact.id)
+        return Consolidation(published or head.artifact, None, up_to_date=True)
     _detect_first(store, tenant, subject, found)
     read = _read_input(store, tenant, subject)
     built = build(
@@ -360,5 +365,9 @@ def _known_subjects(store: Store, tenant: str, subjects: Sequence[str] | None) -
 
 
 def _covers_everything(head: Head) -> bool:
-    """The published summary is fresh (I4) and covers every event up to H."""
-    return why_not_summary(head) is None and head.alias.covers_through == head.clock.high_water
+    """The published summary is fresh (I4) and covers every event up to H (``head``: as
+    ``job_head`` reads it, without the output)."""
+    return (
+        why_not_summary(head, output=False) is None
+        and head.alias.covers_through == head.clock.high_water
+    )

@@ -15,7 +15,6 @@ from typing import Any
 from memlineage.canonical import input_root
 from memlineage.consolidation import generation
 from memlineage.consolidation.alias import why_not_summary
-from memlineage.consolidation.gcpause import pauses_collector
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.render import render_summary
@@ -130,7 +129,6 @@ class Built:
         return self.attempts[-1]
 
 
-@pauses_collector
 def build(
     store: Store,
     tenant: str,
@@ -262,7 +260,6 @@ def publish(
     return store.switch(tenant, artifact.id, force=force)
 
 
-@pauses_collector
 def consolidate(
     store: Store,
     tenant: str,

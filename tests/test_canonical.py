@@ -64,6 +64,19 @@ def test_input_root_is_independent_of_selection_order() -> None:
     )
 
 
+@settings(max_examples=500)
+@given(st.lists(st.tuples(st.text(), st.text()), max_size=6))
+def test_input_root_equals_the_hash_of_the_reference_bytes(pairs: list[tuple[str, str]]) -> None:
+    ordered = sorted([i, h] for i, h in pairs)
+    try:
+        expected = "sha256:" + hashlib.sha256(rfc8785.dumps(ordered)).hexdigest()
+    except (rfc8785.CanonicalizationError, UnicodeEncodeError):
+        with pytest.raises(BadInput):
+            input_root(pairs)
+        return
+    assert input_root(pairs) == expected
+
+
 json_values = st.recursive(
     st.none()
     | st.booleans()

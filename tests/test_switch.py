@@ -11,6 +11,7 @@ import workers
 from memlineage import ArtifactStatus, Memory, SwitchFailure
 from memlineage.consolidation.consolidate import Consolidation, prepare, publish
 from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.store import rows
 
 SPAWN = multiprocessing.get_context("spawn")
 
@@ -220,6 +221,40 @@ def test_consolidating_an_up_to_date_subject_builds_nothing(memory: Memory) -> N
     assert len(memory.artifacts("user-7")) == 1
     forced = memory.consolidate("user-7", force=True)
     assert forced.switched and forced.artifact.id != first.artifact.id
+
+
+def test_an_up_to_date_consolidation_returns_the_published_summary_whole(
+    memory: Memory,
+) -> None:
+    add_range(memory, 1, 3)
+    first = memory.consolidate("user-7")
+    again = memory.consolidate("user-7")
+    assert again.up_to_date
+    assert again.artifact.output is not None
+    assert again.artifact.output == first.artifact.output
+    assert "ORION-2" in " ".join(s.text for s in again.artifact.output.statements)
+
+
+def test_an_artifact_read_in_the_writing_process_equals_one_parsed_from_its_row(
+    memory: Memory,
+) -> None:
+    memory.add(
+        [
+            {"id": "n-1", "subject": "user-7", "text": "Budget is 12.5 EUR per seat, never above"},
+            {"id": "n-2", "subject": "user-7", "text": "I don't eat peanuts; deadline 2025-03-01"},
+            {"id": "n-3", "subject": "user-7", "text": "Latency must stay under 200 ms (ORION-9)"},
+            {"id": "n-4", "subject": "user-7", "text": 'Café «ünïcode» "quoted" line\twith tab'},
+        ]
+    )
+    written = memory.consolidate("user-7").artifact
+    in_process = memory.artifact(written.id)
+    rows.output_from_json.cache_clear()
+    rows.manifest_from_json.cache_clear()
+    parsed = memory.artifact(written.id)
+    assert in_process.output is not None and parsed.output is not None
+    assert in_process.output == parsed.output
+    assert in_process.output.to_json() == parsed.output.to_json()
+    assert in_process.manifest == parsed.manifest
 
 
 def test_a_refused_switch_reports_the_artifact_as_failed(memory: Memory) -> None:

@@ -6,8 +6,10 @@ from memlineage.model import ArtifactStatus
 from memlineage.store.protocol import Head
 
 
-def why_not_summary(head: Head | None) -> str | None:
-    """None when the alias may serve recall (I4); otherwise the reason it may not."""
+def why_not_summary(head: Head | None, *, output: bool = True) -> str | None:
+    """None when the alias may serve recall (I4); otherwise the reason it may not.
+    ``output=False``: the head was read without the artifact's output (``job_head``),
+    whose presence is then not asked (a published artifact always has one)."""
     if head is None:
         return "no events for this subject"
     alias, artifact = head.alias, head.artifact
@@ -17,6 +19,6 @@ def why_not_summary(head: Head | None) -> str | None:
         return "summary bypassed"
     if alias.source_epoch != head.clock.epoch:
         return f"summary epoch {alias.source_epoch} != source epoch {head.clock.epoch}"
-    if artifact.status is not ArtifactStatus.PUBLISHED or artifact.output is None:
+    if artifact.status is not ArtifactStatus.PUBLISHED or (output and artifact.output is None):
         return f"artifact {artifact.id} is {artifact.status}"
     return None

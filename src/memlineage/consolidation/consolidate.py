@@ -283,7 +283,7 @@ def consolidate(
     Step 7 commits before step 8 starts: a worker killed between them leaves its
     candidate written, and the next publish of the subject fails it.
     """
-    found = store.job_head(tenant, subject)
+    found = store.job_head(tenant, subject)  # its artifact comes without the output
     head = found[0] if found is not None else None
     if (
         not force
@@ -292,7 +292,9 @@ def consolidate(
         and _covers_everything(head)
         and head.artifact.manifest.budget == budget
     ):
-        return Consolidation(head.artifact, None, up_to_date=True)
+        with store.reader(tenant) as reader:
+            published = reader.artifact(head.artifact.id)
+        return Consolidation(published or head.artifact, None, up_to_date=True)
     _detect_first(store, tenant, subject, found)
     read = _read_input(store, tenant, subject)
     built = build(
@@ -360,5 +362,9 @@ def _known_subjects(store: Store, tenant: str, subjects: Sequence[str] | None) -
 
 
 def _covers_everything(head: Head) -> bool:
-    """The published summary is fresh (I4) and covers every event up to H."""
-    return why_not_summary(head) is None and head.alias.covers_through == head.clock.high_water
+    """The published summary is fresh (I4) and covers every event up to H (``head``: as
+    ``job_head`` reads it, without the output)."""
+    return (
+        why_not_summary(head, output=False) is None
+        and head.alias.covers_through == head.clock.high_water
+    )

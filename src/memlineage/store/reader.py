@@ -37,11 +37,13 @@ def head_from_row(row: Sequence[Any]) -> Head:
     return Head(Clock(int(high_water), int(epoch)), alias, artifact)
 
 
-def head_statement(tenant: str, subject: str, extra: str = "") -> Statement:
-    """``SqlReader.head``'s statement; ``extra``: more columns of the clock ``c``, last."""
+def head_statement(tenant: str, subject: str, extra: str = "", *, output: bool = True) -> Statement:
+    """``SqlReader.head``'s statement; ``extra``: more columns of the clock ``c``, last.
+    ``output=False`` leaves the artifact's output unread (``None``)."""
+    columns = _HEAD_ARTIFACT if output else _HEAD_ARTIFACT.replace("r.output", "NULL")
     return (
         "SELECT c.high_water, c.epoch, a.artifact_id, a.source_epoch, a.covers_through,"
-        f" a.bypassed, {_HEAD_ARTIFACT}{extra} FROM clocks c JOIN aliases a"
+        f" a.bypassed, {columns}{extra} FROM clocks c JOIN aliases a"
         " ON a.tenant = c.tenant AND a.subject = c.subject"
         " LEFT JOIN artifacts r ON r.tenant = a.tenant AND r.id = a.artifact_id"
         " AND r.subject = a.subject"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Sequence
-from typing import Any
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
 from memlineage.model import (
     Artifact,
@@ -36,6 +37,8 @@ ARTIFACTS = (
 )
 OP_COLUMNS = "op_seq, kind, target, other, conflict_id, key, trust, taint, reason, epoch"
 
+T = TypeVar("T")
+
 
 def event_from_row(row: Sequence[Any]) -> Event:
     """An ``events`` row (EVENT_COLUMNS) as its Event.
@@ -65,11 +68,16 @@ def event_from_row(row: Sequence[Any]) -> Event:
     return event
 
 
+#: a stored kind to its member: a dict lookup, where calling the enum costs several
+#: times more (a consolidation reads every operation of its subject, twice)
+_OP_KINDS = {str(kind): kind for kind in OpKind}
+
+
 def op_from_row(row: Sequence[Any]) -> Operation:
     op_seq, kind, target, other, conflict_id, key, trust, taint, reason, epoch = row
     return Operation(
         op_seq=int(op_seq),
-        kind=OpKind(kind),
+        kind=_OP_KINDS.get(kind) or OpKind(kind),
         target=target,
         other=other,
         conflict_id=conflict_id,
@@ -97,7 +105,7 @@ def artifact_from_row(row: Sequence[Any]) -> Artifact:
         id=id_,
         subject=subject,
         status=ArtifactStatus(status),
-        manifest=Manifest.from_json(json.loads(manifest)),
+        manifest=manifest_from_json(manifest),
         output=output_from_json(output) if output else None,
         gate=gate_from_json(json.loads(gate)),
         reason=reason,
@@ -105,17 +113,59 @@ def artifact_from_row(row: Sequence[Any]) -> Artifact:
     )
 
 
+class ParsedTexts(Generic[T]):
+    """Stored JSON texts parsed once per process, least recently used dropped first.
+
+    A pure cache of a pure function (the text is the key, and a parsed value is
+    immutable: frozen, of tuples), so nothing of the store is remembered. Unlike
+    ``functools.lru_cache`` it can be told a value the process already holds:
+    the writer of an artifact hands over the output and manifest it serialised,
+    so the next consolidation of the subject does not parse its parent again
+    (a 20,000-event subject's output is some 2 MB of JSON).
+    """
+
+    def __init__(self, parse: Callable[[str], T], maxsize: int) -> None:
+        self._parse = parse
+        self._maxsize = maxsize
+        self._values: OrderedDict[str, T] = OrderedDict()
+        self._lock = threading.Lock()  # recalls on a server's threads share it
+
+    def __call__(self, text: str) -> T:
+        with self._lock:
+            found = self._values.get(text)
+            if found is not None:
+                self._values.move_to_end(text)
+                return found
+        value = self._parse(text)  # outside the lock: a parse may take 100 ms
+        self.remember(text, value)
+        return value
+
+    def remember(self, text: str, value: T) -> None:
+        """``value`` is what parsing ``text`` gives (the caller serialised it into ``text``)."""
+        with self._lock:
+            self._values[text] = value
+            self._values.move_to_end(text)
+            while len(self._values) > self._maxsize:
+                self._values.popitem(last=False)
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+
 #: stored outputs parsed and kept per process (a summary's is some 14 KB of JSON)
 OUTPUT_CACHE = 256
+#: stored manifests; fewer, since a manifest names every input (some 3 MB at 100,000)
+MANIFEST_CACHE = 32
 
-
-@functools.lru_cache(maxsize=OUTPUT_CACHE)
-def output_from_json(text: str) -> Output:
-    """A stored output, parsed once per text: every recall in summary mode reads its
-    artifact's. A pure cache of a pure function (the text is the key, and the
-    parsed output is immutable: frozen, of tuples), so nothing of the store is
-    remembered."""
-    return Output.from_json(json.loads(text))
+#: every recall in summary mode reads its artifact's output; one consolidation reads
+#: its parent's output twice and its manifest three times
+output_from_json: ParsedTexts[Output] = ParsedTexts(
+    lambda text: Output.from_json(json.loads(text)), OUTPUT_CACHE
+)
+manifest_from_json: ParsedTexts[Manifest] = ParsedTexts(
+    lambda text: Manifest.from_json(json.loads(text)), MANIFEST_CACHE
+)
 
 
 def dumps(value: Any) -> str:

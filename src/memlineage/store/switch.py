@@ -13,6 +13,7 @@ from memlineage.model import (
     Alias,
     Artifact,
     ArtifactStatus,
+    Manifest,
     Operation,
     SwitchFailure,
     SwitchResult,
@@ -34,7 +35,9 @@ from memlineage.store.rows import (
     artifact_from_row,
     dumps,
     event_from_row,
+    manifest_from_json,
     op_from_row,
+    output_from_json,
 )
 from memlineage.store.sql import Statement, Tx
 
@@ -85,11 +88,19 @@ class SwitchMixin(StoreCore):
                 "UPDATE clocks SET switches = switches WHERE tenant = ? AND subject = ?",
                 (tenant, subject),
             )
-            written = [
-                tx.execute(sql, params) for sql, params in self._artifact_rows(tenant, artifact)
-            ]
+            rows = self._artifact_rows(tenant, artifact)
+            written = [tx.execute(sql, params) for sql, params in rows]
+        written_texts = rows[0][1][3:5]  # the row's manifest and output, as stored
         if int(written[0].rowcount) != 1:
             raise NotFound(f"no subject {subject!r}", field="subject")
+        # The next run of the subject reads this artifact as its parent: it need not
+        # parse what this process just serialised (a stored output parses back equal).
+        # (the manifest through its JSON form: an expected alias keeps only what it stores)
+        manifest_from_json.remember(
+            written_texts[0], Manifest.from_json(artifact.manifest.to_json())
+        )
+        if artifact.output is not None and written_texts[1] is not None:
+            output_from_json.remember(written_texts[1], artifact.output)
 
     def _artifact_rows(self, tenant: str, artifact: Artifact) -> list[Statement]:
         """The artifact's row and its derivation edges (step 7)."""
@@ -146,10 +157,14 @@ class SwitchMixin(StoreCore):
 
     def job_head(self, tenant: str, subject: str) -> tuple[Head, bool] | None:
         """The subject's head, and whether its detection job has nothing to do (checked
-        and kinds stored up to its high water, under the current rules): one statement."""
+        and kinds stored up to its high water, under the current rules): one statement.
+
+        The published artifact comes without its output (``None``): a run asks only
+        whether it is up to date, and the output is what grows with the subject (some
+        8 MB at 20,000 events, read again by the snapshot when the run goes on)."""
         extra = ", c.detected_through, c.kinds_through, c.kinds_rules"
         with self._one_statement(read_only=True) as tx:
-            row = tx.one(*head_statement(tenant, subject, extra))
+            row = tx.one(*head_statement(tenant, subject, extra, output=False))
         if row is None:
             return None
         head = head_from_row(row)
@@ -376,7 +391,7 @@ class SwitchMixin(StoreCore):
             or alias.covers_through != m.new_covers_through
         ):
             return None
-        if published_manifest is None or json.loads(published_manifest).get("budget") != m.budget:
+        if published_manifest is None or manifest_from_json(published_manifest).budget != m.budget:
             return None  # a summary under another budget is another summary
         return SwitchFailure.UP_TO_DATE, (
             f"{alias.artifact_id} already publishes coverage {alias.covers_through}"

@@ -414,22 +414,36 @@ class _Carried:
         self.sentences: dict[str, frozenset[str]] = {}  # per event: its numbered parts
         self.shallow: dict[str, set[Canonical]] = {}
         self.deep: dict[str, set[Canonical]] = {}
-        self.keys: set[str] = set()
-        self.cited: set[str] = set()  # every event a claim derives from
         self._reasons: dict[str, tuple[str, ...]] = {}  # per event: why it binds
+        # tens of thousands of claims and items per run: get-or-create by hand, so no
+        # empty list or set is built for a source already seen (as setdefault would)
+        by_source, shallow = self.claims, self.shallow
         for claim in claims:
-            self.keys.add(claim.key)
-            self.cited.update(claim.derived_from)
             values = _claim_carries(claim, deep=False)
             for source in claim.derived_from:
-                self.claims.setdefault(source, []).append(claim)
-                self.shallow.setdefault(source, set()).update(values)
+                own_claims = by_source.get(source)
+                if own_claims is None:
+                    by_source[source] = [claim]
+                    shallow[source] = set(values)
+                else:
+                    own_claims.append(claim)
+                    shallow[source].update(values)
+        self.keys: set[str] = {claim.key for claim in claims}
+        self.cited: set[str] = set(by_source)  # every event a claim derives from
+        items_of, item_values = self.items, self.item_values
         for item in items:
-            if item.kind == CONFLICT_KIND:
+            kind = item.kind
+            if kind == CONFLICT_KIND:
                 continue
-            self.items.setdefault(item.source, []).append(item)
-            own = self.item_values.setdefault(item.source, [])
-            if item.kind in _STATEMENT_VALUE_KINDS:
+            source = item.source
+            own_items = items_of.get(source)
+            if own_items is None:
+                items_of[source] = [item]
+                own = item_values[source] = []
+            else:
+                own_items.append(item)
+                own = item_values[source]
+            if kind in _STATEMENT_VALUE_KINDS:
                 own.append(canonical(item.value, item.unit))
 
     def binding(self, event: Event, open_items: set[str]) -> tuple[str, ...]:

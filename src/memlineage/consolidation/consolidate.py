@@ -13,9 +13,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memlineage.canonical import input_root
-from memlineage.consolidation import generation
+from memlineage.consolidation import collector, generation
 from memlineage.consolidation.alias import why_not_summary
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
+from memlineage.consolidation.generators.chat import ChatGenerator
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.render import render_summary
 from memlineage.consolidation.select import Selection, carries_over, select
@@ -146,6 +147,22 @@ def build(
     (what evaluation does). ``read``: the snapshot, already read after the detection
     job caught up (else both are done here).
     """
+    if isinstance(generator, ChatGenerator):  # a model's wait is unbounded: judge pauses
+        return _build(store, tenant, subject, generator, budget, incremental, config_version, read)
+    with collector.paused():  # a third of the CPU was the cyclic collector (collector.py)
+        return _build(store, tenant, subject, generator, budget, incremental, config_version, read)
+
+
+def _build(
+    store: Store,
+    tenant: str,
+    subject: str,
+    generator: Generator | None,
+    budget: int | None,
+    incremental: bool,
+    config_version: int | None,
+    read: SubjectInput | None,
+) -> Built:
     generator = generator or DeterministicGenerator()
     if read is None:
         _detect_first(store, tenant, subject)
@@ -228,8 +245,9 @@ def prepare(
     ``budget`` is the token budget of the rendered summary (None: no budget).
     """
     built = build(store, tenant, subject, generator, budget=budget, config_version=config_version)
-    for artifact in built.attempts:
-        store.write_artifact(tenant, artifact)
+    with collector.paused():  # the writes serialize what the build made (collector.py)
+        for artifact in built.attempts:
+            store.write_artifact(tenant, artifact)
     return built.artifact
 
 
@@ -298,8 +316,9 @@ def consolidate(
     built = build(
         store, tenant, subject, generator, budget=budget, config_version=config_version, read=read
     )
-    for attempt in built.attempts:
-        store.write_artifact(tenant, attempt)
+    with collector.paused():  # step 7, as in prepare
+        for attempt in built.attempts:
+            store.write_artifact(tenant, attempt)
     artifact = built.artifact
     mode = release_mode if release_mode is not None else store.release_state(tenant)[0]
     if mode == "shadow" and artifact.status is ArtifactStatus.CANDIDATE:

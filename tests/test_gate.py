@@ -693,3 +693,18 @@ def test_the_collector_pause_restores_what_it_found() -> None:
     with pytest.raises(ValueError), collector.paused():
         raise ValueError("a failing build")
     assert gc.isenabled()
+
+
+def test_clear_caches_forgets_the_values_claims_carry() -> None:
+    from memlineage.consolidation import gate
+    from memlineage.meaning.extract import clear_caches
+
+    claim = Claim("k/number/run", "under 200 ms by 2024-05-01", None, True, "fact", ("e",), "")
+    carried = gate.carried_values([claim])
+    assert gate._value_carries.cache_info().currsize > 0
+    clear_caches()
+    assert gate._value_carries.cache_info().currsize == 0
+    assert gate.carried_values([claim]) == carried
+    assert gate.carried_values([replace(claim, value=1)]) != gate.carried_values(
+        [replace(claim, value=True)]
+    )  # typed: True and 1 carry different values

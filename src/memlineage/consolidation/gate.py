@@ -8,13 +8,14 @@ event id.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from memlineage.consolidation.parts import event_parts, part_mark, shown_text
 from memlineage.consolidation.render import at_instant, shown_date
 from memlineage.meaning.binding import binding_reasons, shown_kind
-from memlineage.meaning.extract import event_items, text_values
+from memlineage.meaning.extract import ITEM_CACHE_SIZE, event_items, register_cache, text_values
 from memlineage.meaning.values import (
     Canonical,
     canonical,
@@ -27,6 +28,7 @@ from memlineage.model import (
     Claim,
     Conflict,
     Event,
+    FactValue,
     GateFailure,
     GateReport,
     Item,
@@ -771,17 +773,26 @@ def carried_values(claims: Sequence[Claim], *, deep: bool = True) -> set[Canonic
     return carried
 
 
-def _claim_carries(claim: Claim, *, deep: bool = True) -> set[Canonical]:
-    carried = {canonical(claim.value, claim.unit)}
-    value = claim.value
+def _claim_carries(claim: Claim, *, deep: bool = True) -> frozenset[Canonical]:
+    return _value_carries(claim.value, claim.unit, deep)
+
+
+@functools.lru_cache(maxsize=ITEM_CACHE_SIZE, typed=True)
+def _value_carries(value: FactValue, unit: str | None, deep: bool) -> frozenset[Canonical]:
+    """A pure function of the claim's value and unit (typed: True and 1 stay apart),
+    remembered per process: a warm run meets last run's claims again."""
+    carried = {canonical(value, unit)}
     if isinstance(value, int | float) and not isinstance(value, bool):
         carried.add(("number", format_magnitude(float(value))))
     elif isinstance(value, str):
         if deep:
-            for part, unit, _ in text_values(value):
-                carried.add(canonical(part, unit))
+            for part, part_unit, _ in text_values(value):
+                carried.add(canonical(part, part_unit))
         carried.update(_date_parts(value))
-    return carried
+    return frozenset(carried)
+
+
+register_cache(_value_carries.cache_clear)
 
 
 def _date_parts(value: str) -> list[Canonical]:

@@ -16,7 +16,6 @@ from memlineage.canonical import input_root
 from memlineage.consolidation import collector, generation
 from memlineage.consolidation.alias import why_not_summary
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
-from memlineage.consolidation.generators.chat import ChatGenerator
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.render import render_summary
 from memlineage.consolidation.select import Selection, carries_over, select
@@ -147,7 +146,8 @@ def build(
     (what evaluation does). ``read``: the snapshot, already read after the detection
     job caught up (else both are done here).
     """
-    if isinstance(generator, ChatGenerator):  # a model's wait is unbounded: judge pauses
+    generator = generator or DeterministicGenerator()
+    if not isinstance(generator, DeterministicGenerator):  # a model may wait: judge pauses
         return _build(store, tenant, subject, generator, budget, incremental, config_version, read)
     with collector.paused():  # a third of the CPU was the cyclic collector (collector.py)
         return _build(store, tenant, subject, generator, budget, incremental, config_version, read)
@@ -157,13 +157,12 @@ def _build(
     store: Store,
     tenant: str,
     subject: str,
-    generator: Generator | None,
+    generator: Generator,
     budget: int | None,
     incremental: bool,
     config_version: int | None,
     read: SubjectInput | None,
 ) -> Built:
-    generator = generator or DeterministicGenerator()
     if read is None:
         _detect_first(store, tenant, subject)
         read = _read_input(store, tenant, subject)
@@ -301,18 +300,19 @@ def consolidate(
     Step 7 commits before step 8 starts: a worker killed between them leaves its
     candidate written, and the next publish of the subject fails it.
     """
-    found = store.job_head(tenant, subject)
-    head = found[0] if found is not None else None
-    if (
-        not force
-        and head is not None
-        and head.artifact is not None
-        and _covers_everything(head)
-        and head.artifact.manifest.budget == budget
-    ):
-        return Consolidation(head.artifact, None, up_to_date=True)
-    _detect_first(store, tenant, subject, found)
-    read = _read_input(store, tenant, subject)
+    with collector.paused():  # reading the parent and the events (collector.py)
+        found = store.job_head(tenant, subject)
+        head = found[0] if found is not None else None
+        if (
+            not force
+            and head is not None
+            and head.artifact is not None
+            and _covers_everything(head)
+            and head.artifact.manifest.budget == budget
+        ):
+            return Consolidation(head.artifact, None, up_to_date=True)
+        _detect_first(store, tenant, subject, found)
+        read = _read_input(store, tenant, subject)
     built = build(
         store, tenant, subject, generator, budget=budget, config_version=config_version, read=read
     )

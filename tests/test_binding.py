@@ -154,3 +154,19 @@ def test_the_stored_kinds_mark_what_binds() -> None:
     rule, story = event("Keep my answers in British English."), event("We went to the park.")
     assert BINDING_MARK in event_kinds(rule) and may_bind(event_kinds(rule))
     assert not may_bind(event_kinds(story))
+
+
+def test_clear_caches_forgets_what_binding_remembers() -> None:
+    """Binding remembers per text and per constraint clause; ``clear_caches`` empties both."""
+    from memlineage.meaning import binding
+    from memlineage.meaning.extract import clear_caches
+
+    rule = event("The agent must not book flights after 9 pm.")
+    first = reasons(rule.text)
+    assert RULE in first
+    assert binding._rule_clause.cache_info().currsize > 0
+    assert binding.text_reasons.cache_info().currsize > 0
+    clear_caches()
+    assert binding._rule_clause.cache_info().currsize == 0
+    assert binding.text_reasons.cache_info().currsize == 0
+    assert reasons(rule.text) == first  # the same reasons, computed again

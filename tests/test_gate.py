@@ -668,3 +668,43 @@ def test_a_binding_event_moved_to_cold_is_rejected() -> None:
     rule = [s for s in output.statements if s.derived_from != ("m-2",)]
     report = sample.gate(replace(output, statements=tuple(rule), cold=(*output.cold, "m-2")))
     assert ("statement_missing", "m-2") in {(f.code, f.item) for f in report.failures}
+
+
+def test_the_collector_pause_restores_what_it_found() -> None:
+    """Only the block that turned the cyclic collector off turns it back on."""
+    import gc
+
+    from memlineage.consolidation import collector
+
+    assert gc.isenabled()
+    with collector.paused():
+        assert not gc.isenabled()
+        with collector.paused():  # nested: changes nothing
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()  # a host that runs without it keeps it off
+    try:
+        with collector.paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError), collector.paused():
+        raise ValueError("a failing build")
+    assert gc.isenabled()
+
+
+def test_clear_caches_forgets_the_values_claims_carry() -> None:
+    from memlineage.consolidation import gate
+    from memlineage.meaning.extract import clear_caches
+
+    claim = Claim("k/number/run", "under 200 ms by 2024-05-01", None, True, "fact", ("e",), "")
+    carried = gate.carried_values([claim])
+    assert gate._value_carries.cache_info().currsize > 0
+    clear_caches()
+    assert gate._value_carries.cache_info().currsize == 0
+    assert gate.carried_values([claim]) == carried
+    assert gate.carried_values([replace(claim, value=1)]) != gate.carried_values(
+        [replace(claim, value=True)]
+    )  # typed: True and 1 carry different values

@@ -303,3 +303,27 @@ outputs = st.builds(
 def test_round_trip_of_any_valid_output(output: Output) -> None:
     assert parse_output(output.to_json()) == output
     assert parse_output(json.dumps(output.to_json())) == output
+
+
+@pytest.mark.parametrize("part", [[True, 2], [2, 1], [0, 1], [1], (1, 2), [1.0, 2], "1/2"])
+def test_a_statement_part_is_two_ordered_ints_or_rejected(part: object) -> None:
+    """Whether a statement takes the well-typed path or the checked one, the answer is the same."""
+    doc = good()
+    doc["statements"][0]["part"] = [1, 2]
+    assert parse_output(doc).statements[0].part == (1, 2)
+    doc["statements"][0]["part"] = part
+    with pytest.raises(OutputRejected) as raised:
+        parse_output(doc)
+    assert raised.value.field == "statements[0].part"
+
+
+def test_a_str_subclass_is_read_as_the_checked_path_reads_it() -> None:
+    class Text(str):
+        pass
+
+    doc = good()
+    expected = parse_output(copy.deepcopy(doc))
+    statement = doc["statements"][0]
+    statement["text"], statement["derivedFrom"] = Text(statement["text"]), [Text("m-1")]
+    doc["openItems"] = [Text("m-4")]
+    assert parse_output(doc) == expected

@@ -250,3 +250,30 @@ def test_a_summary_over_budget_says_so_in_its_text() -> None:
         [Statement("Never deploy on Fridays.", ("m-1",))], budget=5, over_budget=True
     )
     assert text.splitlines()[-1].startswith("(over the budget of 5 tokens")
+
+
+def test_a_long_text_is_counted_as_often_as_asked_and_the_same() -> None:
+    """The tokenizer keeps the last long text's count: the same text counts the same,
+    another text gets its own count."""
+    from memlineage.tokens import CACHED_TEXT, TiktokenTokenizer
+
+    tokenizer = TiktokenTokenizer()
+    long_text = "word " * CACHED_TEXT
+    other = "two words " * CACHED_TEXT
+    expected = tokenizer.count_uncached(long_text)
+    assert tokenizer.count(long_text) == expected
+    assert tokenizer.count("".join(["word "] * CACHED_TEXT)) == expected  # equal, not the same
+    assert tokenizer.count(other) == tokenizer.count_uncached(other) != expected
+    assert tokenizer.count(long_text) == expected
+
+
+def test_the_last_summary_rendered_is_reused_only_for_equal_statements() -> None:
+    """Equal statements (not the same objects) render the remembered text; any change
+    in a field a reader sees renders anew."""
+    statements = [st_("I love tea.", "2024-05-01T10:00:00Z", kind="preference")]
+    first = render_summary(statements)
+    assert render_summary([replace(statements[0])]) == first
+    moved = render_summary([replace(statements[0], at="2024-06-01T10:00:00Z")])
+    assert moved != first and "2024-06-01" in moved
+    assert render_summary(statements, budget=10, over_budget=True).startswith(first + "\n")
+    assert render_summary(statements) == first

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 from typing import Any
 
@@ -297,3 +298,21 @@ def test_a_summary_rebuilt_without_a_source_is_not_staled_by_it(memory: Memory) 
     assert op[0].created
     assert status_of(memory, first.id) is ArtifactStatus.STALE
     assert status_of(memory, rebuilt.id) is ArtifactStatus.PUBLISHED
+
+
+def test_a_consolidation_pauses_the_collector_while_it_switches_and_gives_it_back(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_range(memory, 1, 3)
+    seen: list[bool] = []
+    switch = memory.store.switch
+
+    def observed(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return switch(*args, **kwargs)
+
+    monkeypatch.setattr(memory.store, "switch", observed)
+    assert gc.isenabled()
+    assert memory.consolidate("user-7").switched
+    assert seen == [False]  # the re-validation walks every input: no collector meanwhile
+    assert gc.isenabled()

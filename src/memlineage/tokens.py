@@ -31,11 +31,19 @@ class TiktokenTokenizer:
     def __init__(self, encoding: str = ENCODING) -> None:
         self.name = encoding
         self._encoding = _encoding(encoding)
+        self._last: tuple[str, int] | None = None
 
     def count(self, text: str) -> int:
         if len(text) <= CACHED_TEXT:
             return _cached_count(self.name, text)
-        return _count(self._encoding, text)
+        # a budgeted run counts the same rendered summary twice (the generator's fit,
+        # then the manifest's over_budget): the last long text's count is kept
+        last = self._last
+        if last is not None and last[0] == text:
+            return last[1]
+        count = _count(self._encoding, text)
+        self._last = (text, count)
+        return count
 
     def count_uncached(self, text: str) -> int:
         """``count`` without its memo: for a caller that keeps its own."""

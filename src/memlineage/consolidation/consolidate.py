@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memlineage.canonical import input_root
-from memlineage.consolidation import generation
+from memlineage.consolidation import collector, generation
 from memlineage.consolidation.alias import why_not_summary
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
@@ -147,6 +147,22 @@ def build(
     job caught up (else both are done here).
     """
     generator = generator or DeterministicGenerator()
+    if not isinstance(generator, DeterministicGenerator):  # a model may wait: judge pauses
+        return _build(store, tenant, subject, generator, budget, incremental, config_version, read)
+    with collector.paused():  # a third of the CPU was the cyclic collector (collector.py)
+        return _build(store, tenant, subject, generator, budget, incremental, config_version, read)
+
+
+def _build(
+    store: Store,
+    tenant: str,
+    subject: str,
+    generator: Generator,
+    budget: int | None,
+    incremental: bool,
+    config_version: int | None,
+    read: SubjectInput | None,
+) -> Built:
     if read is None:
         _detect_first(store, tenant, subject)
         read = _read_input(store, tenant, subject)
@@ -228,8 +244,9 @@ def prepare(
     ``budget`` is the token budget of the rendered summary (None: no budget).
     """
     built = build(store, tenant, subject, generator, budget=budget, config_version=config_version)
-    for artifact in built.attempts:
-        store.write_artifact(tenant, artifact)
+    with collector.paused():  # the writes serialize what the build made (collector.py)
+        for artifact in built.attempts:
+            store.write_artifact(tenant, artifact)
     return built.artifact
 
 
@@ -257,7 +274,8 @@ def publish(
     """Step 8 for a candidate; a rejected artifact is never switched."""
     if artifact.status is not ArtifactStatus.CANDIDATE:
         return None
-    return store.switch(tenant, artifact.id, force=force)
+    with collector.paused():  # the re-validation re-reads every input (collector.py)
+        return store.switch(tenant, artifact.id, force=force)
 
 
 def consolidate(
@@ -283,25 +301,27 @@ def consolidate(
     Step 7 commits before step 8 starts: a worker killed between them leaves its
     candidate written, and the next publish of the subject fails it.
     """
-    found = store.job_head(tenant, subject)  # its artifact comes without the output
-    head = found[0] if found is not None else None
-    if (
-        not force
-        and head is not None
-        and head.artifact is not None
-        and _covers_everything(head)
-        and head.artifact.manifest.budget == budget
-    ):
-        with store.reader(tenant) as reader:
-            published = reader.artifact(head.artifact.id)
-        return Consolidation(published or head.artifact, None, up_to_date=True)
-    _detect_first(store, tenant, subject, found)
-    read = _read_input(store, tenant, subject)
+    with collector.paused():  # reading the parent and the events (collector.py)
+        found = store.job_head(tenant, subject)  # its artifact comes without the output
+        head = found[0] if found is not None else None
+        if (
+            not force
+            and head is not None
+            and head.artifact is not None
+            and _covers_everything(head)
+            and head.artifact.manifest.budget == budget
+        ):
+            with store.reader(tenant) as reader:
+                published = reader.artifact(head.artifact.id)
+            return Consolidation(published or head.artifact, None, up_to_date=True)
+        _detect_first(store, tenant, subject, found)
+        read = _read_input(store, tenant, subject)
     built = build(
         store, tenant, subject, generator, budget=budget, config_version=config_version, read=read
     )
-    for attempt in built.attempts:
-        store.write_artifact(tenant, attempt)
+    with collector.paused():  # step 7, as in prepare
+        for attempt in built.attempts:
+            store.write_artifact(tenant, attempt)
     artifact = built.artifact
     mode = release_mode if release_mode is not None else store.release_state(tenant)[0]
     if mode == "shadow" and artifact.status is ArtifactStatus.CANDIDATE:

@@ -8,13 +8,14 @@ event id.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from memlineage.consolidation.parts import event_parts, part_mark, shown_text
 from memlineage.consolidation.render import at_instant, shown_date
 from memlineage.meaning.binding import binding_reasons, shown_kind
-from memlineage.meaning.extract import event_items, text_values
+from memlineage.meaning.extract import ITEM_CACHE_SIZE, event_items, register_cache, text_values
 from memlineage.meaning.values import (
     Canonical,
     canonical,
@@ -27,6 +28,7 @@ from memlineage.model import (
     Claim,
     Conflict,
     Event,
+    FactValue,
     GateFailure,
     GateReport,
     Item,
@@ -414,23 +416,29 @@ class _Carried:
         self.sentences: dict[str, frozenset[str]] = {}  # per event: its numbered parts
         self.shallow: dict[str, set[Canonical]] = {}
         self.deep: dict[str, set[Canonical]] = {}
-        self.keys: set[str] = set()
-        self.cited: set[str] = set()  # every event a claim derives from
         self._reasons: dict[str, tuple[str, ...]] = {}  # per event: why it binds
+        # tens of thousands per run: no empty list or set built per claim (as setdefault does)
+        by_source, shallow = self.claims, self.shallow
         for claim in claims:
-            self.keys.add(claim.key)
-            self.cited.update(claim.derived_from)
             values = _claim_carries(claim, deep=False)
             for source in claim.derived_from:
-                self.claims.setdefault(source, []).append(claim)
-                self.shallow.setdefault(source, set()).update(values)
+                if source in by_source:
+                    by_source[source].append(claim)
+                    shallow[source].update(values)
+                else:
+                    by_source[source], shallow[source] = [claim], set(values)
+        self.keys: set[str] = {claim.key for claim in claims}
+        self.cited: set[str] = set(by_source)  # every event a claim derives from
+        items_of, item_values = self.items, self.item_values
         for item in items:
             if item.kind == CONFLICT_KIND:
                 continue
-            self.items.setdefault(item.source, []).append(item)
-            own = self.item_values.setdefault(item.source, [])
+            if item.source in items_of:
+                items_of[item.source].append(item)
+            else:
+                items_of[item.source], item_values[item.source] = [item], []
             if item.kind in _STATEMENT_VALUE_KINDS:
-                own.append(canonical(item.value, item.unit))
+                item_values[item.source].append(canonical(item.value, item.unit))
 
     def binding(self, event: Event, open_items: set[str]) -> tuple[str, ...]:
         """Why ``event`` binds, conflict sides aside (those the caller knows): computed once
@@ -757,17 +765,26 @@ def carried_values(claims: Sequence[Claim], *, deep: bool = True) -> set[Canonic
     return carried
 
 
-def _claim_carries(claim: Claim, *, deep: bool = True) -> set[Canonical]:
-    carried = {canonical(claim.value, claim.unit)}
-    value = claim.value
+def _claim_carries(claim: Claim, *, deep: bool = True) -> frozenset[Canonical]:
+    return _value_carries(claim.value, claim.unit, deep)
+
+
+@functools.lru_cache(maxsize=ITEM_CACHE_SIZE, typed=True)
+def _value_carries(value: FactValue, unit: str | None, deep: bool) -> frozenset[Canonical]:
+    """A pure function of the claim's value and unit (typed: True and 1 stay apart),
+    remembered per process: a warm run meets last run's claims again."""
+    carried = {canonical(value, unit)}
     if isinstance(value, int | float) and not isinstance(value, bool):
         carried.add(("number", format_magnitude(float(value))))
     elif isinstance(value, str):
         if deep:
-            for part, unit, _ in text_values(value):
-                carried.add(canonical(part, unit))
+            for part, part_unit, _ in text_values(value):
+                carried.add(canonical(part, part_unit))
         carried.update(_date_parts(value))
-    return carried
+    return frozenset(carried)
+
+
+register_cache(_value_carries.cache_clear)
 
 
 def _date_parts(value: str) -> list[Canonical]:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from memlineage.consolidation import gate, parse
+from memlineage.consolidation import collector, gate, parse
 from memlineage.consolidation.generators import prompt
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.chat import (
@@ -93,11 +93,14 @@ class Generated:
 
 def judge(raw: object, scope: GenerationRequest) -> tuple[Output | None, GateReport]:
     """Parse and gate one answer against a scope (events, items, conflicts, open items)."""
-    try:
-        output = parse.parse_output(raw)
-    except parse.OutputRejected as exc:
-        return None, GateReport(False, (GateFailure(f"parse_{exc.code}", exc.field, str(exc)),))
-    report = gate.check(list(scope.items), scope.conflicts, scope.open_items, output, scope.events)
+    with collector.paused():  # bounded by the scope's size, unlike a model's answer
+        try:
+            output = parse.parse_output(raw)
+        except parse.OutputRejected as exc:
+            failure = GateFailure(f"parse_{exc.code}", exc.field, str(exc))
+            return None, GateReport(False, (failure,))
+        items = list(scope.items)
+        report = gate.check(items, scope.conflicts, scope.open_items, output, scope.events)
     return output, report
 
 

@@ -103,7 +103,10 @@ def _parse(raw: object) -> Output:
         _well_typed_claim(c) or _claim(c, f"claims[{i}]") for i, c in enumerate(claims_raw)
     )
     statements_raw = _list(obj["statements"], "statements")
-    statements = tuple(_statement(s, f"statements[{i}]") for i, s in enumerate(statements_raw))
+    statements = tuple(
+        _well_typed_statement(s) or _statement(s, f"statements[{i}]")
+        for i, s in enumerate(statements_raw)
+    )
     return Output(
         claims=claims,
         open_items=_str_list(obj["openItems"], "openItems"),
@@ -195,9 +198,13 @@ def _well_typed_str_list(value: object) -> tuple[str, ...] | None:
     """The strings of a list of non-empty strings, or None (``_str_list`` says why)."""
     if type(value) is not list and type(value) is not tuple:
         return None
-    if all(type(v) is str and v.strip() for v in value):
-        return tuple(value)
-    return None
+    # C-level passes, no generator frame per element: lists of ids run to thousands
+    if value and (set(map(type, value)) != _STR_ONLY or not all(map(str.strip, value))):
+        return None
+    return tuple(value)
+
+
+_STR_ONLY = {str}
 
 
 def _claim(value: object, path: str) -> Claim:
@@ -211,6 +218,42 @@ def _claim(value: object, path: str) -> Claim:
         derived_from=_str_list(obj["derivedFrom"], _join(path, "derivedFrom")),
         text=_str(obj["text"], _join(path, "text")),
     )
+
+
+_STATEMENT_KEYS = frozenset(STATEMENT_FIELDS)
+_STATEMENT_KEYS_ALL = frozenset(STATEMENT_FIELDS + STATEMENT_OPTIONAL)
+
+
+def _well_typed_statement(value: object) -> Statement | None:
+    """The statement, when every field is what the schema asks; None sends it to
+    ``_statement``, which says what is wrong (as ``_well_typed_claim`` for claims)."""
+    if type(value) is not dict or not _STATEMENT_KEYS <= value.keys() <= _STATEMENT_KEYS_ALL:
+        return None
+    text, at, project = value["text"], value["at"], value["project"]
+    contested, kind = value["contested"], value["kind"]
+    speaker, part = value.get("speaker"), value.get("part")
+    sources = _well_typed_str_list(value["derivedFrom"])
+    claims = _well_typed_str_list(value["claims"])
+    if (
+        sources is None
+        or claims is None
+        or type(text) is not str
+        or not text.strip()
+        or (at is not None and type(at) is not str)
+        or (project is not None and type(project) is not str)
+        or (contested is not None and (type(contested) is not str or not contested.strip()))
+        or (kind is not None and (type(kind) is not str or kind not in EVENT_KINDS))
+        or (speaker is not None and type(speaker) is not str)
+    ):
+        return None
+    if part is None:
+        return Statement(text, sources, claims, at, project, contested, kind, speaker)
+    if type(part) is not list or len(part) != 2:
+        return None
+    first, last = part
+    if type(first) is not int or type(last) is not int or not 1 <= first <= last:
+        return None
+    return Statement(text, sources, claims, at, project, contested, kind, speaker, (first, last))
 
 
 def _statement(value: object, path: str) -> Statement:

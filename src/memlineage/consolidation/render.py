@@ -70,9 +70,24 @@ def render_summary(
 
     ``over_budget`` (with its ``budget``) adds the last line that says so.
     """
-    text = "\n".join(line.text for line in render_lines(statements))
+    text = _rendered(tuple(statements))
     if over_budget:
         text += "\n" + over_budget_line(budget)
+    return text
+
+
+# the last statements rendered and their text: a budgeted run renders the same summary
+# twice (the generator's fit, then the manifest's count of the parsed output)
+_last: tuple[tuple[Statement, ...], str] | None = None
+
+
+def _rendered(statements: tuple[Statement, ...]) -> str:
+    global _last
+    last = _last
+    if last is not None and last[0] == statements:  # equal statements render the same
+        return last[1]
+    text = "\n".join(line.text for line in render_lines(statements))
+    _last = (statements, text)
     return text
 
 

@@ -189,8 +189,13 @@ _NOT_REQUIRED = re.compile(
 _RULE_MODAL = re.compile(r"\b(?:must|may|cannot|can't|shouldn't|should not|should never)\b", re.I)
 
 
+@functools.lru_cache(maxsize=extract.ITEM_CACHE_SIZE)
 def _rule_clause(clause: str) -> bool:
-    """An extracted constraint that states a rule (not "always" alone, a guess or advice)."""
+    """An extracted constraint that states a rule (not "always" alone, a guess or advice).
+
+    A pure function of the clause, remembered per process as ``text_reasons`` is:
+    the generator and the gate ask it of every constraint at every run.
+    """
     text = SPEAKER_PREFIX.sub("", clause, count=1).replace("’", "'").strip()
     if not text or text.endswith("?") or _IDIOMS.search(text) or MEASURED_OBLIGATION.search(text):
         return False
@@ -206,6 +211,9 @@ def _rule_clause(clause: str) -> bool:
     )
 
 
+extract.register_cache(_rule_clause.cache_clear)
+
+
 def binding_reasons(
     event: Event,
     items: Sequence[Item],
@@ -219,24 +227,32 @@ def binding_reasons(
     ``open_items`` the ids of the selection's open items (by default the event
     is asked itself) and ``conflict_sides`` the ids of unresolved conflicts' sides.
     """
-    found: set[str] = set()
-    own = [item for item in items if item.source == event.id]
-    if event.id in conflict_sides:
-        found.add(CONFLICT_SIDE)
-    if any(item.kind == "scope" for item in own):
-        found.add(SCOPE)
     # A chat line's "must" or "need to" tells more often than it rules ("you must love
     # it", "we need to catch up"): there only the sentence patterns below find rules.
     chat = event.speaker is not None or SPEAKER_PREFIX.match(event.text) is not None
-    if not chat and any(item.kind == "constraint" and _rule_clause(item.clause) for item in own):
-        found.add(RULE)
-    if event.id in open_items if open_items is not None else is_open_item(event):
+    found = set(text_reasons(event.text, chat))
+    event_id = event.id
+    for item in items:  # one pass over the event's own items (scope, rule)
+        if item.source != event_id:
+            continue
+        if item.kind == "scope":
+            found.add(SCOPE)
+        elif item.kind == "constraint" and not chat and _rule_clause(item.clause):
+            found.add(RULE)
+    if event_id in conflict_sides:
+        found.add(CONFLICT_SIDE)
+    if event_id in open_items if open_items is not None else is_open_item(event):
         found.add(OPEN)
     if event.kind == "preference":
         found.add(PREFERENCE)  # the writer said so
-    found.update(text_reasons(event.text, chat))
-    if event.kind == "constraint":
+    elif event.kind == "constraint":
         found.add(RULE)  # the writer said so
+    return _in_order(frozenset(found)) if found else ()
+
+
+@functools.lru_cache(maxsize=1 << 7)
+def _in_order(found: frozenset[str]) -> tuple[str, ...]:
+    """The reasons in :data:`REASONS` order (few sets of six: remembered)."""
     return tuple(r for r in REASONS if r in found)
 
 

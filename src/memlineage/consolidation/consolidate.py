@@ -7,6 +7,7 @@ only the switch does.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -147,9 +148,10 @@ def build(
     job caught up (else both are done here).
     """
     generator = generator or DeterministicGenerator()
-    if not isinstance(generator, DeterministicGenerator):  # a model may wait: judge pauses
-        return _build(store, tenant, subject, generator, budget, incremental, config_version, read)
-    with collector.paused():  # a third of the CPU was the cyclic collector (collector.py)
+    # a third of the CPU was the cyclic collector (collector.py); a model may wait on
+    # I/O, so with one only the judging pauses it (generation.judge)
+    builtin = isinstance(generator, DeterministicGenerator)
+    with collector.paused() if builtin else contextlib.nullcontext():
         return _build(store, tenant, subject, generator, budget, incremental, config_version, read)
 
 

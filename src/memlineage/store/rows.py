@@ -121,7 +121,7 @@ class ParsedTexts(Generic[T]):
     ``functools.lru_cache`` it can be told a value the process already holds:
     the writer of an artifact hands over the output and manifest it serialised,
     so the next consolidation of the subject does not parse its parent again
-    (a 20,000-event subject's output is some 2 MB of JSON).
+    (a 20,000-event subject's output is some 8 MB of JSON).
     """
 
     def __init__(self, parse: Callable[[str], T], maxsize: int) -> None:

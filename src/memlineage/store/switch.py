@@ -83,27 +83,30 @@ class SwitchMixin(StoreCore):
         The subject's lock first (I7); the rows are written only if its clock exists, so
         the transaction reads nothing before its commit (PostgreSQL: one round trip)."""
         subject = artifact.subject
+        manifest = artifact.manifest.to_json()
+        manifest_text = dumps(manifest)
+        output_text = dumps(artifact.output.to_json()) if artifact.output else None
         with self._pipelined_write() as tx:
             tx.execute(
                 "UPDATE clocks SET switches = switches WHERE tenant = ? AND subject = ?",
                 (tenant, subject),
             )
-            rows = self._artifact_rows(tenant, artifact)
+            rows = self._artifact_rows(tenant, artifact, manifest_text, output_text)
             written = [tx.execute(sql, params) for sql, params in rows]
-        written_texts = rows[0][1][3:5]  # the row's manifest and output, as stored
         if int(written[0].rowcount) != 1:
             raise NotFound(f"no subject {subject!r}", field="subject")
         # The next run of the subject reads this artifact as its parent: it need not
-        # parse what this process just serialised (a stored output parses back equal).
-        # (the manifest through its JSON form: an expected alias keeps only what it stores)
-        manifest_from_json.remember(
-            written_texts[0], Manifest.from_json(artifact.manifest.to_json())
-        )
-        if artifact.output is not None and written_texts[1] is not None:
-            output_from_json.remember(written_texts[1], artifact.output)
+        # parse what this process just serialised (a stored output parses back equal;
+        # the manifest goes through its JSON form: an expected alias keeps only that).
+        manifest_from_json.remember(manifest_text, Manifest.from_json(manifest))
+        if artifact.output is not None and output_text is not None:
+            output_from_json.remember(output_text, artifact.output)
 
-    def _artifact_rows(self, tenant: str, artifact: Artifact) -> list[Statement]:
-        """The artifact's row and its derivation edges (step 7)."""
+    def _artifact_rows(
+        self, tenant: str, artifact: Artifact, manifest_text: str, output_text: str | None
+    ) -> list[Statement]:
+        """The artifact's row (its manifest and output as serialised) and its derivation
+        edges (step 7)."""
         manifest = artifact.manifest
         now = utc_now()
         row = (
@@ -113,8 +116,8 @@ class SwitchMixin(StoreCore):
                 tenant,
                 artifact.id,
                 artifact.subject,
-                dumps(manifest.to_json()),
-                dumps(artifact.output.to_json()) if artifact.output else None,
+                manifest_text,
+                output_text,
                 dumps(artifact.gate.to_json()),
                 now,
                 tenant,

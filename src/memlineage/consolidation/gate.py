@@ -12,8 +12,15 @@ import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from memlineage.consolidation.parts import event_parts, part_mark, shown_text
+from memlineage.consolidation.parts import event_parts, shown_text
 from memlineage.consolidation.render import at_instant, shown_date
+from memlineage.consolidation.unit_checks import (
+    EVENT_PARTS_INCOMPLETE,
+    STATEMENT_EVENTS_MERGED,
+    STATEMENT_PART_UNMARKED,
+    check_event_units,
+    quote,
+)
 from memlineage.meaning.binding import binding_reasons, shown_kind
 from memlineage.meaning.extract import ITEM_CACHE_SIZE, event_items, register_cache, text_values
 from memlineage.meaning.values import (
@@ -53,9 +60,6 @@ STATEMENT_VALUE_UNSUPPORTED = "statement_value_unsupported"
 STATEMENT_AT_UNSUPPORTED = "statement_at_unsupported"
 STATEMENT_PROJECT_UNSUPPORTED = "statement_project_unsupported"
 STATEMENT_KIND_UNSUPPORTED = "statement_kind_unsupported"
-STATEMENT_PART_UNMARKED = "statement_part_unmarked"
-STATEMENT_EVENTS_MERGED = "statement_events_merged"
-EVENT_PARTS_INCOMPLETE = "event_parts_incomplete"
 
 CODES: tuple[str, ...] = (
     MISSING,
@@ -128,7 +132,7 @@ def check(
     failures += _check_open_items(open_items, output, events)
     carried = _Carried(output.claims, items)
     failures += _check_statements(output, events, unresolved, carried)
-    failures += _check_event_units(output, events)
+    failures += check_event_units(output, events)
     failures += _check_coverage(carried, unresolved, open_items, output, selection)
     failures += _check_statement_fields(output, events, carried, open_items)
     return GateReport(passed=not failures, failures=tuple(failures), checked_items=len(items))
@@ -352,28 +356,23 @@ def _check_statements(
     return failures
 
 
-def _quote(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
-
-
 def _check_statement_lineage(
     name: str, statement: Statement, events: dict[str, Event], claim_keys: set[str]
 ) -> list[GateFailure]:
     failures = []
     if not statement.derived_from:
         failures.append(
-            GateFailure(STATEMENT_UNSUPPORTED, name, f"{_quote(statement.text)} cites no event")
+            GateFailure(STATEMENT_UNSUPPORTED, name, f"{quote(statement.text)} cites no event")
         )
     # a statement may cite thousands of events: one C-level pass finds the unknown ones
     unknown = set(statement.derived_from).difference(events)
     for source in statement.derived_from if unknown else ():
         if source in unknown:
-            detail = f"{_quote(statement.text)} cites {source}, outside the selection"
+            detail = f"{quote(statement.text)} cites {source}, outside the selection"
             failures.append(GateFailure(STATEMENT_UNSUPPORTED, name, detail))
     for key in statement.claims:
         if key not in claim_keys:
-            detail = f"{_quote(statement.text)} states claim {key}, which the output lacks"
+            detail = f"{quote(statement.text)} states claim {key}, which the output lacks"
             failures.append(GateFailure(STATEMENT_UNSUPPORTED, name, detail))
     return failures
 
@@ -387,13 +386,13 @@ def _check_statement_contested(
         conflicts |= sides.get(source, set())
     if conflicts and statement.contested not in conflicts:
         detail = (
-            f"{_quote(statement.text)} cites a side of unresolved conflict"
+            f"{quote(statement.text)} cites a side of unresolved conflict"
             f" {', '.join(sorted(conflicts))} but is marked contested={statement.contested!r}"
         )
         return [GateFailure(CONFLICT_ASSERTED, name, detail)]
     if statement.contested is not None and statement.contested not in conflicts:
         detail = (
-            f"{_quote(statement.text)} is marked contested by {statement.contested},"
+            f"{quote(statement.text)} is marked contested by {statement.contested},"
             " which is no unresolved conflict of its sources"
         )
         return [GateFailure(STATEMENT_UNSUPPORTED, name, detail)]
@@ -492,7 +491,7 @@ def _check_statement_values(
     for canon, surface in statement_values(statement.text, anchor):
         if not any(carried.carries(source, canon) for source in statement.derived_from):
             detail = (
-                f"{surface!r} in {_quote(statement.text)}: no claim derived from"
+                f"{surface!r} in {quote(statement.text)}: no claim derived from"
                 f" {', '.join(statement.derived_from) or 'its sources'} carries it"
             )
             failures.append(GateFailure(STATEMENT_VALUE_UNSUPPORTED, name, detail))
@@ -564,7 +563,7 @@ def _check_statement_at(name: str, statement: Statement, cited: list[Event]) -> 
         dated = [e.at for e in cited if e.at]
         if not dated:
             return []
-        detail = f"{_quote(statement.text)} is undated but its events are dated {dated[0]!r}"
+        detail = f"{quote(statement.text)} is undated but its events are dated {dated[0]!r}"
         return [GateFailure(STATEMENT_AT_UNSUPPORTED, name, detail)]
     if statement.at in times:
         return []
@@ -582,7 +581,7 @@ def _check_statement_at(name: str, statement: Statement, cited: list[Event]) -> 
     if within:
         return []
     span = times[0] if len(set(times)) == 1 else f"{min(days)}..{max(days)}" if days else "none"
-    detail = f"{_quote(statement.text)} is dated {statement.at!r}; its events: {span}"
+    detail = f"{quote(statement.text)} is dated {statement.at!r}; its events: {span}"
     return [GateFailure(STATEMENT_AT_UNSUPPORTED, name, detail)]
 
 
@@ -594,7 +593,7 @@ def _check_statement_project(
     if (statement.project or None) in projects:
         return []
     carried = ", ".join(sorted(repr(p) for p in projects))
-    detail = f"{_quote(statement.text)} is under project {statement.project!r}; events: {carried}"
+    detail = f"{quote(statement.text)} is under project {statement.project!r}; events: {carried}"
     return [GateFailure(STATEMENT_PROJECT_UNSUPPORTED, name, detail)]
 
 
@@ -626,7 +625,7 @@ def _check_statement_kind(
     if statement.kind in supported and statement.kind in EVENT_KINDS:
         return []
     detail = (
-        f"{_quote(statement.text)} is of kind {statement.kind!r}; its events support"
+        f"{quote(statement.text)} is of kind {statement.kind!r}; its events support"
         f" {', '.join(sorted(supported)) or 'none'}"
     )
     return [GateFailure(STATEMENT_KIND_UNSUPPORTED, name, detail)]
@@ -672,86 +671,6 @@ def _check_coverage(
                 GateFailure(STATEMENT_MISSING, event.id, "binding but is moved to cold")
             )
     return failures
-
-
-# ---------------------------------------------------------------------------
-# the event is the unit: never a piece unmarked, never two events in one line
-
-
-def _check_event_units(output: Output, events: dict[str, Event]) -> list[GateFailure]:
-    """No statement shows an unmarked piece of an event or merges different events' words;
-    an event shown in numbered parts shows all of them, or is cold.
-
-    The checks read verbatim text: a statement an LLM reworded is neither a piece
-    nor a merge of event text, and the value checks above still hold it.
-    """
-    failures: list[GateFailure] = []
-    parts_shown: dict[str, set[int]] = {}
-    wholes: dict[str, str] = {}
-    for index, statement in enumerate(output.statements):
-        sources = [events[s] for s in dict.fromkeys(statement.derived_from) if s in events]
-        if not sources:
-            continue  # the lineage check names it
-        name = f"statements[{index}]"
-        if statement.part is not None:
-            failure = _check_part(name, statement, sources)
-            if failure is None:
-                parts_shown.setdefault(sources[0].id, set()).add(statement.part[0])
-            else:
-                failures.append(failure)
-            continue
-        for source in sources:
-            if source.id not in wholes:
-                wholes[source.id] = shown_text(source.text)
-        failure = _check_verbatim(name, statement, [(e.id, wholes[e.id]) for e in sources])
-        if failure is not None:
-            failures.append(failure)
-    cold = set(output.cold)
-    for event_id, shown in parts_shown.items():
-        total = len(event_parts(events[event_id].text))
-        if len(shown) < total and event_id not in cold:
-            missing = sorted(set(range(1, total + 1)) - shown)
-            detail = f"parts {', '.join(map(str, missing))} of {total} are not shown, not in cold"
-            failures.append(GateFailure(EVENT_PARTS_INCOMPLETE, event_id, detail))
-    return failures
-
-
-def _check_part(name: str, statement: Statement, sources: Sequence[Event]) -> GateFailure | None:
-    """A statement marked part k/n cites one event and shows exactly its k-th of n parts."""
-    assert statement.part is not None
-    index, total = statement.part
-    if len(sources) > 1:
-        detail = f"{_quote(statement.text)} is marked as a part but cites {len(sources)} events"
-        return GateFailure(STATEMENT_EVENTS_MERGED, name, detail)
-    event = sources[0]
-    parts = event_parts(event.text)
-    if len(parts) != total or parts[index - 1] != shown_text(statement.text):
-        detail = f"{_quote(statement.text)} is not {part_mark(index, total, event.id)}"
-        return GateFailure(STATEMENT_PART_UNMARKED, name, detail)
-    return None
-
-
-def _check_verbatim(
-    name: str, statement: Statement, wholes: Sequence[tuple[str, str]]
-) -> GateFailure | None:
-    """A verbatim statement is one event's whole text, or that of events saying the same."""
-    text = f" {shown_text(statement.text)} "
-    if not text.strip():
-        return None
-    texts = {whole for _, whole in wholes}
-    inside = [event_id for event_id, whole in wholes if text in f" {whole} "]
-    holds = [event_id for event_id, whole in wholes if f" {whole} " in text]
-    if len(texts) > 1 and (inside or holds):
-        detail = (
-            f"{_quote(statement.text)} puts the words of different events"
-            f" ({', '.join(event_id for event_id, _ in wholes)}) in one line"
-        )
-        return GateFailure(STATEMENT_EVENTS_MERGED, name, detail)
-    for event_id, whole in wholes:
-        if event_id in inside and f" {whole} " != text:
-            detail = f"{_quote(statement.text)} shows part of {event_id} without a part mark"
-            return GateFailure(STATEMENT_PART_UNMARKED, name, detail)
-    return None
 
 
 def carried_values(claims: Sequence[Claim], *, deep: bool = True) -> set[Canonical]:

@@ -316,3 +316,32 @@ def test_a_conflict_with_a_summarized_event_rebuilds_it(memory: Memory) -> None:
     assert second.artifact.manifest.derived_from_artifact is None  # a full rebuild
     summary = memory.recall("user-7").summary or ""
     assert line_with(summary, "Madrid") == f"- [{conflict}] My office is in Madrid. (2026-02-01)"
+
+
+def test_a_tail_after_a_quiet_policy_change_is_judged_under_it(memory: Memory) -> None:
+    """A policy that changes no stored event's validity advances no epoch, yet it holds
+    for every event added after it: an incremental run on the published summary must
+    leave out a new event the policy now quarantines (the delta artifact's fence is the
+    operation counter, not the epoch)."""
+    memory.set_trust_policy(block=["injection"])  # a 'scraped' label is admitted
+    add(memory, {"id": "q-1", "text": "Never deploy on Fridays.", "at": "2026-03-01T09:00:00Z"})
+    first = memory.consolidate("user-7")
+    assert first.switched
+    epoch = memory.audit("user-7").doc["clock"]["epoch"]
+    memory.set_trust_policy(block=["injection", "scraped"])
+    assert memory.audit("user-7").doc["clock"]["epoch"] == epoch  # nothing it stores moved
+    add(
+        memory,
+        {"id": "q-2", "text": "The deploy key is ORION-77.", "at": "2026-03-02T09:00:00Z",
+         "taint": ["scraped"]},
+        {"id": "q-3", "text": "The budget is $9,100.", "at": "2026-03-03T09:00:00Z"},
+    )  # fmt: skip
+    second = memory.consolidate("user-7")
+    assert second.switched, second.to_json()
+    assert second.artifact.manifest.derived_from_artifact == first.artifact.id
+    summary = memory.recall("user-7").summary or ""
+    assert "Never deploy on Fridays." in summary
+    assert "The budget is $9,100." in summary
+    assert "ORION-77" not in summary
+    recalled = memory.recall("user-7")
+    assert "q-2" not in {*recalled.cold, *(s for st in recalled.statements for s in st.derived_from)}

@@ -344,4 +344,5 @@ def test_a_tail_after_a_quiet_policy_change_is_judged_under_it(memory: Memory) -
     assert "The budget is $9,100." in summary
     assert "ORION-77" not in summary
     recalled = memory.recall("user-7")
-    assert "q-2" not in {*recalled.cold, *(s for st in recalled.statements for s in st.derived_from)}
+    cited = {source for statement in recalled.statements for source in statement.derived_from}
+    assert "q-2" not in {*recalled.cold, *cited}

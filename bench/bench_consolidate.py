@@ -5,6 +5,8 @@
   the same run: the tokens of the dialogue and of the observations; the
   QA items (categories 1-4) whose evidence events are all cited by the hot
   summary or left in ``cold``, and by the hot summary alone.
+* Chat as agents store it: every LoCoMo turn as one subject, +100 turns at a
+  time against its full build (warm worker, CPU).
 * Scale: a full consolidation of one subject at 1k, 10k and 100k synthetic
   events (``synthetic.py``), each in a fresh store, with the per-process item
   cache emptied first (what a fresh process pays). Baseline: the size below;
@@ -83,6 +85,43 @@ def bench_locomo() -> None:
     conversations = locomo.load(LOCOMO)
     for view in locomo.VIEWS:
         _locomo_view(conversations, view)
+    _turns_incremental(conversations)
+
+
+TURNS_SUBJECT = "agent-user"
+
+
+def _turns_incremental(conversations: list[locomo.Conversation], tails: int = 5) -> None:
+    """What an agent's memory of chat is: every LoCoMo turn (5,882) as one subject, the
+    last ``tails`` x 100 held back and added 100 at a time, each consolidated in the
+    worker that built the subject (warm), against its full build. Unlike the synthetic
+    stream (a third of whose events bind, so its summary is far over any budget), the
+    hot summary here is what the budget holds."""
+    turns = [
+        {**e.as_added(), "subject": TURNS_SUBJECT}
+        for conversation in conversations
+        for e in conversation.events("turns")
+    ]
+    held = len(turns) - 100 * tails
+    with open_memory("sqlite") as memory:
+        memory.add(turns[:held])
+        cold_cache()
+        full, result = timed(lambda: memory.consolidate(TURNS_SUBJECT))
+        assert result.switched, result.reason
+        full_cpu = CPU[-1]
+        statements = len(result.artifact.output.statements) if result.artifact.output else 0
+        cpus: list[float] = []
+        for first in range(held, len(turns), 100):
+            memory.add(turns[first : first + 100])
+            _, tail = timed(lambda: memory.consolidate(TURNS_SUBJECT))
+            assert tail.switched and tail.artifact.manifest.derived_from_artifact, tail.reason
+            cpus.append(CPU[-1])
+    name = f"LoCoMo turns as one subject of {held:,}"
+    report(f"{name}: full build, CPU", full_cpu * 1000, "ms")
+    print(f"  {statements} statements hot, wall {full * 1000:,.0f} ms")
+    cpu = statistics.median(cpus)
+    report(f"  +100 turns, worker, warm, CPU (median of {tails})", cpu * 1000, "ms",
+           "its full build", cpu / full_cpu)  # fmt: skip
 
 
 # The hot summary a speaker should fit in: the default budget (issue goal: >= 95% of speakers).

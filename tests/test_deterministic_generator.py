@@ -212,3 +212,28 @@ def test_running_twice_gives_the_same_output(
 ) -> None:
     events, conflicts = batch
     assert run(events, conflicts)[0] == run(events, conflicts)[0]
+
+
+def test_a_remembered_event_is_shown_as_its_context_now_says() -> None:
+    """The generator remembers each event's lines between runs (an incremental run meets
+    every older event again); what a reader sees still follows the event's context now:
+    a conflict declared since marks both lines contested, and ``clear_caches`` forgets."""
+    from memlineage.consolidation.generators import deterministic
+    from memlineage.meaning.extract import clear_caches
+
+    madrid = Event(id="o-1", subject="u", text="My office is in Madrid.", seq=1)
+    seville = Event(id="o-2", subject="u", text="My office is in Seville.", seq=2)
+    _, calm, _ = run((madrid, seville), ())
+    assert [s.contested for s in calm.statements] == [None, None]
+    assert deterministic._single_unit.cache_info().currsize >= 2
+    conflict = Conflict("c-9", "o-1", "o-2", key="office")
+    _, contested, report = run((madrid, seville), (conflict,))
+    assert report.passed
+    assert [(s.text, s.contested) for s in contested.statements] == [
+        ("My office is in Madrid.", "c-9"),
+        ("My office is in Seville.", "c-9"),
+    ]
+    assert render_summary(contested.statements).count("[c-9]") == 2
+    clear_caches()
+    assert deterministic._single_unit.cache_info().currsize == 0
+    assert deterministic._small_talk.cache_info().currsize == 0

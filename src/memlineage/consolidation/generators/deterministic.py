@@ -25,9 +25,10 @@ The gate checks all of this independently; nothing here is trusted.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memlineage.consolidation.gate import CONFLICT_KIND
@@ -42,6 +43,7 @@ from memlineage.consolidation.render import (
     statement_line,
 )
 from memlineage.meaning.binding import binding_reasons, is_binding, shown_kind
+from memlineage.meaning.extract import ITEM_CACHE_SIZE, register_cache
 from memlineage.meaning.values import Canonical, canonical
 from memlineage.model import Claim, Conflict, Event, Item, Statement
 from memlineage.tokens import Tokenizer, default_tokenizer
@@ -155,14 +157,13 @@ def _bare(item: Item) -> str:
 # statements: one unit per event (or per group of identical events)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Unit:
     """What moves hot or cold as one: an event's statement(s), or a group of identical events."""
 
-    statements: list[Statement]
+    statements: tuple[Statement, ...]
     binding: bool
     value: tuple[int, int, int]  # higher is kept first
-    sources: dict[str, None] = field(default_factory=dict)
 
 
 def _units(
@@ -187,12 +188,34 @@ def _units(
         )
         if not binding and not items and _small_talk(text):
             continue  # a greeting: never a statement, the event goes cold
-        units.append(_unit(events, items, text, contested, binding, _any_open(events, open_ids)))
+        is_open = _any_open(events, open_ids)
+        if len(events) == 1:  # nearly every event: the same unit as last run's
+            units.append(_single_unit(events[0], tuple(items), text, contested, binding, is_open))
+        else:
+            units.append(_unit(events, items, text, contested, binding, is_open))
     return units
 
 
 def _any_open(events: Sequence[Event], open_ids: set[str]) -> bool:
     return any(e.id in open_ids for e in events)
+
+
+@functools.lru_cache(maxsize=ITEM_CACHE_SIZE)
+def _single_unit(
+    event: Event,
+    items: tuple[Item, ...],
+    text: str,
+    contested: str | None,
+    binding: bool,
+    is_open: bool,
+) -> _Unit:
+    """``_unit`` of one event, remembered per process: a pure function of its arguments
+    (a unit is never changed once built), and an incremental run meets every older
+    event again (on LoCoMo's turns building them was half the generator's time)."""
+    return _unit((event,), items, text, contested, binding, is_open)
+
+
+register_cache(_single_unit.cache_clear)
 
 
 def _unit(
@@ -212,7 +235,7 @@ def _unit(
     at = newest.at or newest.recorded_at or None
     parts = event_parts(text) if len(events) == 1 else [text]
     numbered = len(parts) > 1
-    statements = [
+    statements = tuple(
         Statement(
             part_text,
             sources,
@@ -225,17 +248,22 @@ def _unit(
             (n, len(parts)) if numbered else None,
         )
         for n, part_text in enumerate(parts, start=1)
-    ]
+    )
     # an explicit kind first, then the newest: recent events share their days, so
     # the summary's day lines stay few (a day line costs as much as a short event)
     explicit = int(any(e.kind in HOT_KINDS for e in events))
     value = (explicit, max(e.seq for e in events), int(bool(items)))
-    return _Unit(statements, binding, value, dict.fromkeys(sources))
+    return _Unit(statements, binding, value)
 
 
+@functools.lru_cache(maxsize=ITEM_CACHE_SIZE)
 def _small_talk(text: str) -> bool:
+    """Greetings and fillers only, no digit (remembered per text: asked of every event)."""
     words = _WORDS.findall(text.casefold().replace("’", "'"))
     return all(word in _SMALL_TALK for word in words) and not any(ch.isdigit() for ch in text)
+
+
+register_cache(_small_talk.cache_clear)
 
 
 # ---------------------------------------------------------------------------

@@ -206,12 +206,20 @@ def expected_open_items(events: Sequence[Event]) -> tuple[str, ...]:
 
 
 def is_open_item(event: Event) -> bool:
-    if event.kind == "task":
-        return True
+    return event.kind == "task" or _marks_open(event.text)
+
+
+@functools.lru_cache(maxsize=ITEM_CACHE_SIZE)
+def _marks_open(text: str) -> bool:
+    """A text marker of an open task (TODO, ...), remembered per text: every run asks
+    it of every selected event."""
     # the markers' pattern is slow to scan; most texts hold none of its words
-    if not holds_any(folded(event.text), OPEN_HINTS):
+    if not holds_any(folded(text), OPEN_HINTS):
         return False
-    return any(not _measured_remainder(event.text, m) for m in OPEN_MARKERS.finditer(event.text))
+    return any(not _measured_remainder(text, m) for m in OPEN_MARKERS.finditer(text))
+
+
+register_cache(_marks_open.cache_clear)
 
 
 def _measured_remainder(text: str, marker: re.Match[str]) -> bool:

@@ -220,6 +220,7 @@ def test_a_remembered_event_is_shown_as_its_context_now_says() -> None:
     a conflict declared since marks both lines contested, and ``clear_caches`` forgets."""
     from memlineage.consolidation.generators import deterministic
     from memlineage.meaning.extract import clear_caches
+    from memlineage.meaning.extract import items as extract_items_module
 
     madrid = Event(id="o-1", subject="u", text="My office is in Madrid.", seq=1)
     seville = Event(id="o-2", subject="u", text="My office is in Seville.", seq=2)
@@ -237,3 +238,4 @@ def test_a_remembered_event_is_shown_as_its_context_now_says() -> None:
     clear_caches()
     assert deterministic._single_unit.cache_info().currsize == 0
     assert deterministic._small_talk.cache_info().currsize == 0
+    assert extract_items_module._marks_open.cache_info().currsize == 0

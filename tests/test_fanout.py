@@ -102,3 +102,46 @@ def test_an_invalidated_source_stales_exactly_its_descendants(
     assert recalled.artifact_id is not None
     assert "e-1" not in [e for a in memory.artifacts("user-7") if a.id == recalled.artifact_id
                          for e in a.manifest.input_ids]  # fmt: skip
+
+
+def _edges_into(memory: Memory, artifact_id: str) -> list[str]:
+    with memory.store._read() as tx:  # type: ignore[attr-defined]
+        rows = tx.all("SELECT parent FROM derivation WHERE child = ?", (artifact_id,))
+    return sorted(r[0] for r in rows)
+
+
+def test_a_run_on_a_summary_links_only_what_it_adds_yet_an_old_revoke_still_stales_it(
+    memory: Memory,
+) -> None:
+    """Issue #26: a run that builds on the published summary writes lineage for the
+    events it adds (and the summary it built on), not again for the whole subject;
+    revoking an event only the first run read still stales the third run's summary,
+    recall stops serving it, and its lineage still names that event."""
+    first_words = ["Lyon", "Porto", "Gent", "Turku", "Split", "Brno", "Graz", "Pula"]
+    memory.add(
+        [{"id": f"e-{k}", "subject": "user-7", "text": f"We once had lunch in {city}."}
+         for k, city in enumerate(first_words)]
+    )  # fmt: skip
+    runs = [memory.consolidate("user-7").artifact]
+    for k in (8, 10):
+        memory.add(
+            [{"id": f"e-{k + i}", "subject": "user-7", "text": f"Invoice INV-{k + i} is paid."}
+             for i in range(2)]
+        )  # fmt: skip
+        result = memory.consolidate("user-7")
+        assert result.switched, result.to_json()
+        assert result.artifact.manifest.derived_from_artifact == runs[-1].id
+        runs.append(result.artifact)
+    assert len(runs[-1].manifest.input_ids) == 12
+    assert _edges_into(memory, runs[-1].id) == sorted(["e-10", "e-11", runs[1].id])
+    stale = set(memory.revoke("e-3").stale)
+    assert stale == {a.id for a in runs}
+    assert memory.recall("user-7").mode == "raw"
+    doc = memory.lineage(runs[-1].id)
+    assert isinstance(doc, dict)
+    assert doc["entity"]["ml:event/e-3"]["ml:text"] == "We once had lunch in Turku."
+    assert doc["entity"]["ml:event/e-3"]["ml:validity"] != "valid"
+    memory.work()
+    rebuilt = memory.recall("user-7")
+    assert rebuilt.mode == "summary"
+    assert "Turku" not in (rebuilt.summary or "")

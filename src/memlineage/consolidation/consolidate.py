@@ -124,6 +124,15 @@ class Built:
     attempts: tuple[Artifact, ...]
     selection: Selection
     items: tuple[Item, ...]
+    # the inputs of the summary it was built on, which reach it through that one's
+    # derivation edge (store ``write_artifact``): empty for a full build
+    carried: tuple[str, ...] = ()
+
+    def write(self, store: Store, tenant: str) -> None:
+        """Step 7 for every attempt, in order; the collector paused (collector.py)."""
+        with collector.paused():  # the writes serialize what the build made
+            for artifact in self.attempts:
+                store.write_artifact(tenant, artifact, self.carried)
 
     @property
     def artifact(self) -> Artifact:
@@ -213,7 +222,8 @@ def _build(
     written = generation.artifacts(
         manifest, generated, lambda: new_artifact_id(subject, head.clock.high_water)
     )
-    return Built(tuple(written), selection, tuple(items))
+    carried = parent.manifest.input_ids if parent else ()
+    return Built(tuple(written), selection, tuple(items), carried)
 
 
 def _parent(head: Head, budget: int | None) -> Artifact | None:
@@ -246,9 +256,7 @@ def prepare(
     ``budget`` is the token budget of the rendered summary (None: no budget).
     """
     built = build(store, tenant, subject, generator, budget=budget, config_version=config_version)
-    with collector.paused():  # the writes serialize what the build made (collector.py)
-        for artifact in built.attempts:
-            store.write_artifact(tenant, artifact)
+    built.write(store, tenant)
     return built.artifact
 
 
@@ -321,9 +329,7 @@ def consolidate(
     built = build(
         store, tenant, subject, generator, budget=budget, config_version=config_version, read=read
     )
-    with collector.paused():  # step 7, as in prepare
-        for attempt in built.attempts:
-            store.write_artifact(tenant, attempt)
+    built.write(store, tenant)  # step 7, as in prepare
     artifact = built.artifact
     mode = release_mode if release_mode is not None else store.release_state(tenant)[0]
     if mode == "shadow" and artifact.status is ArtifactStatus.CANDIDATE:

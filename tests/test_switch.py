@@ -316,3 +316,44 @@ def test_a_consolidation_pauses_the_collector_while_it_switches_and_gives_it_bac
     assert memory.consolidate("user-7").switched
     assert seen == [False]  # the re-validation walks every input: no collector meanwhile
     assert gc.isenabled()
+
+
+def _tamper(memory: Memory, event_id: str) -> None:
+    """Change a stored event's hash behind the store's back (no API does)."""
+    with memory.store._write() as tx:  # type: ignore[attr-defined]
+        tx.execute(
+            "UPDATE events SET hash = ? WHERE tenant = ? AND id = ?",
+            ("0" * 64, memory.tenant, event_id),
+        )
+
+
+def test_a_switch_over_the_published_summary_re_reads_only_the_new_inputs(
+    memory: Memory,
+) -> None:
+    """Issue #26: a run built on the published summary, with nothing invalidated since
+    it was switched, re-validates only the events it adds (the parent's switch
+    re-validated the rest, and only an operation, which moves the epoch, can change
+    them). A new input whose hash changed after the run read it is refused; a changed
+    older input is what ``audit`` finds, not the switch."""
+    add_range(memory, 1, 5)
+    first = memory.consolidate("user-7")
+    assert first.switched
+    add_range(memory, 6, 7)
+    refused = prepare(memory.store, memory.tenant, "user-7")
+    assert refused.manifest.derived_from_artifact == first.artifact.id
+    _tamper(memory, "m-7")
+    result = publish(memory.store, memory.tenant, refused)
+    assert result is not None and not result.switched
+    assert result.reason is SwitchFailure.INPUT_INVALIDATED
+    assert "hash" in result.detail
+    add_range(memory, 8, 8)
+    later = prepare(memory.store, memory.tenant, "user-7")  # reads m-7 as it now is
+    _tamper(memory, "m-2")  # an input the published summary's switch re-validated
+    second = publish(memory.store, memory.tenant, later)
+    assert second is not None and second.switched, second
+    report = memory.audit("user-7")
+    assert {c.artifact_id for c in report.checks if not c.ok} == {
+        first.artifact.id,
+        refused.id,
+        later.id,
+    }

@@ -262,6 +262,9 @@ class Manifest:
     fallback: str | None = None
     # The tenant's generator configuration version this artifact was built with.
     config_version: int | None = None
+    # With derived_from_artifact: the inputRoot of the inputs after that artifact's
+    # coverage alone (the tail), which a switch over it re-reads (store/switch.py).
+    tail_root: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -282,6 +285,7 @@ class Manifest:
             "attempts": [dict(a) for a in self.attempts],
             "fallback": self.fallback,
             "configVersion": self.config_version,
+            "tailRoot": self.tail_root,
         }
 
     @staticmethod
@@ -309,6 +313,7 @@ class Manifest:
             attempts=tuple(data.get("attempts", ())),
             fallback=data.get("fallback"),
             config_version=data.get("configVersion"),
+            tail_root=data.get("tailRoot"),
         )
 
 

@@ -202,6 +202,7 @@ def _build(
         budget=budget,
         derived_from_artifact=parent.id if parent else None,
         config_version=config_version,
+        tail_root=input_root((e.id, e.hash) for e in selection.new_events) if parent else None,
     )
     request = GenerationRequest(
         subject,

@@ -77,6 +77,43 @@ class _Switch:
         raise StoreError(f"the CAS of {self.planned.artifact_id} did not take under the lock")
 
 
+def _inputs(rows: list[Any], coverage: int) -> list[_Input]:
+    """Event rows (id, hash, trust, taint, seq) up to ``coverage``, as the switch reads
+    them: every input has seq <= newCoversThrough."""
+    return [
+        _Input(r[0], r[1], r[2], () if r[3] == "[]" else tuple(json.loads(r[3])))
+        for r in rows
+        if int(r[4]) <= coverage
+    ]
+
+
+def _trusted_base(
+    manifest: Manifest, alias: Alias, published: str | None, epoch: int
+) -> Manifest | None:
+    """The published artifact whose re-validated inputs a switch need not re-read.
+
+    The artifact was built on it (``derivedFromArtifact``, with a ``tailRoot``), the
+    alias still names it, and the epoch has not moved since it was switched: its switch
+    re-validated its inputs under this lock, events never change, and only an operation
+    can make one invalid, which moves the epoch (a policy recorded without moving it
+    changes no stored event: ``policies``). Its inputs must come first in the new
+    manifest, unchanged; then only the inputs after its coverage are re-validated
+    (issue #26). Anything else (no base, another alias, a moved epoch) re-validates all.
+    ``published``: the alias's artifact's manifest, as stored.
+    """
+    base_id = manifest.derived_from_artifact
+    if manifest.tail_root is None or base_id is None or published is None:
+        return None
+    if alias.bypassed or alias.artifact_id != base_id or alias.source_epoch != epoch:
+        return None
+    base = manifest_from_json(published)
+    if base.artifact_id != base_id or base.new_covers_through != alias.covers_through:
+        return None
+    if manifest.input_ids[: len(base.input_ids)] != base.input_ids:
+        return None
+    return base
+
+
 def _edges(manifest: Manifest, carried: Collection[str]) -> list[str]:
     """The parents of an artifact's derivation edges: its inputs and its base artifact.
 
@@ -265,15 +302,16 @@ class SwitchMixin(StoreCore):
             reads = tx.all_together(self._switch_reads(tenant, artifact_id))
         artifact = artifact_from_row(reads[0][0])
         coverage = artifact.manifest.new_covers_through
-        events = [
-            _Input(r[0], r[1], r[2], () if r[3] == "[]" else tuple(json.loads(r[3])))
-            for r in reads[1]
-            if int(r[4]) <= coverage  # every input has seq <= newCoversThrough
-        ]
         ops = [op_from_row(r) for r in reads[2]]
         alias_row = reads[3][0]
         alias = Alias(alias_row[0], int(alias_row[1]), int(alias_row[2]), bool(alias_row[3]))
-        refusal = self._refusal(artifact, epoch, events, ops)
+        tail = _inputs(reads[1], coverage)  # the events after the alias's coverage
+        base = _trusted_base(artifact.manifest, alias, alias_row[4], epoch)
+        if base is not None:
+            refusal = self._refusal(artifact, epoch, tail, ops, base)
+        else:  # re-validate every input: read the events up to the alias's coverage too
+            head = self._events_through(tx, tenant, subject, alias.covers_through)
+            refusal = self._refusal(artifact, epoch, head + tail, ops)
         if refusal is None and not force:
             refusal = self._redundant(artifact, alias, alias_row[4])
         if refusal is None:
@@ -291,17 +329,20 @@ class SwitchMixin(StoreCore):
     @staticmethod
     def _switch_reads(tenant: str, artifact_id: str) -> list[Statement]:
         """What the switch re-validates, read under the lock: the artifact (its manifest;
-        not its output), the subject's events as far as the re-validation reads them (an
-        input's id, hash and trust: one range read re-reads them all), its operations,
-        and the alias with the manifest of the artifact it publishes."""
+        not its output), the subject's events after the alias's coverage (an input's id,
+        hash and trust: one range read; the events before it only when the switch
+        re-validates every input), its operations, and the alias with the manifest of
+        the artifact it publishes."""
         of = (tenant, artifact_id)
         columns = ARTIFACT_COLUMNS.replace("a.output", "NULL")
         return [
             (f"SELECT {columns} FROM {ARTIFACTS} WHERE a.tenant = ? AND a.id = ?", of),
             (
                 "SELECT id, hash, trust, taint, seq FROM events"
-                f" WHERE tenant = ? AND subject = {_SUBJECT_OF} ORDER BY seq",
-                (tenant, *of),
+                f" WHERE tenant = ? AND subject = {_SUBJECT_OF} AND seq > COALESCE(("
+                f"SELECT covers_through FROM aliases WHERE tenant = ? AND subject = {_SUBJECT_OF}"
+                "), 0) ORDER BY seq",
+                (tenant, *of, tenant, *of),
             ),
             (
                 f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ?"
@@ -370,11 +411,29 @@ class SwitchMixin(StoreCore):
         m = artifact.manifest
         return Alias(artifact.id, m.input_epoch, m.new_covers_through, False)
 
+    def _events_through(self, tx: Tx, tenant: str, subject: str, seq: int) -> list[_Input]:
+        """The subject's events up to ``seq`` (none for 0), as the switch re-reads them."""
+        if seq <= 0:
+            return []
+        rows = tx.all(
+            "SELECT id, hash, trust, taint, seq FROM events"
+            " WHERE tenant = ? AND subject = ? AND seq <= ? ORDER BY seq",
+            (tenant, subject, seq),
+        )
+        return _inputs(rows, seq)
+
     def _refusal(
-        self, artifact: Artifact, epoch: int, stored: list[_Input], ops: list[Operation]
+        self,
+        artifact: Artifact,
+        epoch: int,
+        stored: list[_Input],
+        ops: list[Operation],
+        base: Manifest | None = None,
     ) -> tuple[SwitchFailure, str] | None:
-        """Re-validate under the lock: status, epoch, every input, the conflict set
-        (``stored``, ``ops``: the subject's events up to the coverage and operations)."""
+        """Re-validate under the lock: status, epoch, the inputs, the conflict set
+        (``stored``, ``ops``: the subject's events up to the coverage, or after the
+        ``base``'s, and operations). With a ``base`` (``_trusted_base``) only the inputs
+        after its coverage are re-validated, against the manifest's ``tailRoot``."""
         manifest = artifact.manifest
         if artifact.status not in (ArtifactStatus.CANDIDATE, ArtifactStatus.STALE):
             moved = f"{SwitchFailure.ALIAS_MOVED}: "
@@ -391,17 +450,20 @@ class SwitchMixin(StoreCore):
             return SwitchFailure.INPUT_INVALIDATED, f"artifact went stale: {artifact.reason}"
         # Every input has seq <= newCoversThrough: one range read re-read them all
         # (twice as fast as looking 100,000 ids up in lists of 500).
-        wanted = set(manifest.input_ids)
+        checked = manifest.input_ids[len(base.input_ids) :] if base else manifest.input_ids
+        root = manifest.tail_root if base else manifest.input_root
+        wanted = set(checked)
         events = {e.id: e for e in stored if e.id in wanted}
         state = source_state(events.values(), ops, self.policy)
-        for input_id in manifest.input_ids:
+        for input_id in checked:
             if input_id not in events or input_id in state.invalid:
                 why = state.invalid.get(input_id, "missing")
                 return SwitchFailure.INPUT_INVALIDATED, f"input {input_id} is {why}"
-        # The manifest's inputRoot fixes every input hash; recompute it from what is stored.
-        if input_root((e.id, e.hash) for e in events.values()) != manifest.input_root:
+        # The manifest's root fixes every hash it read; recompute it from what is stored.
+        if input_root((e.id, e.hash) for e in events.values()) != root:
             return SwitchFailure.INPUT_INVALIDATED, "an input's hash differs from the manifest's"
-        unresolved = sorted(c.id for c in state.unresolved if c.a in events and c.b in events)
+        inputs = set(manifest.input_ids) if base and state.unresolved else wanted
+        unresolved = sorted(c.id for c in state.unresolved if c.a in inputs and c.b in inputs)
         if unresolved != sorted(manifest.expected_conflicts):
             return SwitchFailure.NEW_CONFLICT, f"unresolved conflicts are now {unresolved}"
         return None

@@ -376,6 +376,40 @@ def test_a_worker_job_on_postgres_costs_nine_round_trips(pg_url: str) -> None:
     assert trips == [9, 9]
 
 
+def test_a_worker_job_on_a_published_summary_costs_nine_round_trips_too(pg_url: str) -> None:
+    """The same turn over a subject whose summary is published and fresh: the switch
+    re-reads the new events and the policies only, in the round trip it had; a job whose
+    epoch moved since re-reads the rest in one more."""
+    with Memory(pg_url, tenant="acme", detect_after_add=True) as memory:
+        memory.set_tail_threshold(0)
+        for subject in ("user-1", "user-2", "user-3"):
+            add_range(memory, 1, 20, subject)
+            assert memory.consolidate(subject).switched
+            add_range(memory, 21, 25, subject)
+        memory.revoke("user-3-m2")  # an input of user-3's summary: its epoch moved
+        memory.queue(["user-1", "user-2", "user-3"])
+    relay = wire.Relay(pg_url)
+    store = open_store(relay.url_through(pg_url))
+    try:
+        worker = Worker(store, WorkerOptions(tenant="acme", once=True), log=io.StringIO())
+        done: list[str] = []
+
+        def turn() -> None:
+            worker.detect_step()
+            worker.embed_step()
+            report = worker.step()
+            assert report is not None and report.outcome == "published"
+            done.append(report.subject)
+
+        turn()  # the pool's connection, the statements prepared
+        trips = [relay.count(turn), relay.count(turn)]
+    finally:
+        store.close()
+        relay.close()
+    assert done[1:] == ["user-2", "user-3"]
+    assert trips == [9, 10]
+
+
 # -- command line --
 
 

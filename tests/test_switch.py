@@ -357,3 +357,30 @@ def test_a_switch_over_the_published_summary_re_reads_only_the_new_inputs(
         refused.id,
         later.id,
     }
+
+
+def test_an_operation_that_left_the_epoch_alone_makes_the_switch_re_validate_everything(
+    memory: Memory,
+) -> None:
+    """The switch of a run built on the published summary trusts the parent's inputs
+    because every operation but a quiet policy moves the epoch. An operation row that
+    did not (written behind the store's back here) must send it back to re-validating
+    every input under every operation: the revoked new input is refused."""
+    add_range(memory, 1, 5)
+    assert memory.consolidate("user-7").switched
+    add_range(memory, 6, 7)
+    candidate = prepare(memory.store, memory.tenant, "user-7")
+    assert candidate.manifest.derived_from_artifact is not None
+    epoch = memory.audit("user-7").doc["clock"]["epoch"]
+    with memory.store._write() as tx:  # type: ignore[attr-defined]
+        tx.execute(
+            "INSERT INTO operations (tenant, subject, op_seq, kind, target, other, conflict_id,"
+            " key, trust, taint, reason, epoch, recorded_at)"
+            " VALUES (?, 'user-7', 999, 'revoke', 'm-7', NULL, NULL, NULL, NULL, NULL,"
+            " 'written by hand', ?, '2026-12-05T00:00:00Z')",
+            (memory.tenant, epoch),
+        )
+    result = publish(memory.store, memory.tenant, candidate)
+    assert result is not None and not result.switched
+    assert result.reason is SwitchFailure.INPUT_INVALIDATED
+    assert "m-7 is revoked" in result.detail

@@ -88,7 +88,7 @@ def _inputs(rows: list[Any], coverage: int) -> list[_Input]:
 
 
 def _trusted_base(
-    manifest: Manifest, alias: Alias, published: str | None, epoch: int
+    manifest: Manifest, alias: Alias, published: str | None, epoch: int, since: int
 ) -> Manifest | None:
     """The published artifact whose re-validated inputs a switch need not re-read.
 
@@ -97,8 +97,11 @@ def _trusted_base(
     re-validated its inputs under this lock, events never change, and only an operation
     can make one invalid, which moves the epoch (a policy recorded without moving it
     changes no stored event: ``policies``). Its inputs must come first in the new
-    manifest, unchanged; then only the inputs after its coverage are re-validated
-    (issue #26). Anything else (no base, another alias, a moved epoch) re-validates all.
+    manifest, unchanged, with its conflicts; then only the inputs after its coverage are
+    re-validated (issue #26), under the policy in force: every other operation was
+    recorded before the base read the subject (at most one, the one that began the
+    epoch: ``since`` counts them), so none names an event it did not read. Anything else
+    (no base, another alias, a moved epoch, more operations) re-validates all.
     ``published``: the alias's artifact's manifest, as stored.
     """
     base_id = manifest.derived_from_artifact
@@ -106,8 +109,12 @@ def _trusted_base(
         return None
     if alias.bypassed or alias.artifact_id != base_id or alias.source_epoch != epoch:
         return None
+    if since > (1 if epoch > 0 else 0):  # each other operation moves the epoch once
+        return None
     base = manifest_from_json(published)
     if base.artifact_id != base_id or base.new_covers_through != alias.covers_through:
+        return None
+    if sorted(manifest.expected_conflicts) != sorted(base.expected_conflicts):
         return None
     if manifest.input_ids[: len(base.input_ids)] != base.input_ids:
         return None
@@ -302,16 +309,18 @@ class SwitchMixin(StoreCore):
             reads = tx.all_together(self._switch_reads(tenant, artifact_id))
         artifact = artifact_from_row(reads[0][0])
         coverage = artifact.manifest.new_covers_through
-        ops = [op_from_row(r) for r in reads[2]]
         alias_row = reads[3][0]
         alias = Alias(alias_row[0], int(alias_row[1]), int(alias_row[2]), bool(alias_row[3]))
         tail = _inputs(reads[1], coverage)  # the events after the alias's coverage
-        base = _trusted_base(artifact.manifest, alias, alias_row[4], epoch)
-        if base is not None:
+        base = _trusted_base(artifact.manifest, alias, alias_row[4], epoch, int(reads[4][0][0]))
+        ops = [op_from_row(r) for r in reads[2]]  # every one while the alias covers nothing
+        if base is not None:  # the policies are all the operations its tail can meet
             refusal = self._refusal(artifact, epoch, tail, ops, base)
-        else:  # re-validate every input: read the events up to the alias's coverage too
-            head = self._events_through(tx, tenant, subject, alias.covers_through)
+        elif alias.covers_through > 0:  # every event up to the coverage, every operation
+            head, ops = self._everything_before(tx, tenant, subject, alias.covers_through)
             refusal = self._refusal(artifact, epoch, head + tail, ops)
+        else:  # a first summary: the tail is every event
+            refusal = self._refusal(artifact, epoch, tail, ops)
         if refusal is None and not force:
             refusal = self._redundant(artifact, alias, alias_row[4])
         if refusal is None:
@@ -330,9 +339,11 @@ class SwitchMixin(StoreCore):
     def _switch_reads(tenant: str, artifact_id: str) -> list[Statement]:
         """What the switch re-validates, read under the lock: the artifact (its manifest;
         not its output), the subject's events after the alias's coverage (an input's id,
-        hash and trust: one range read; the events before it only when the switch
-        re-validates every input), its operations, and the alias with the manifest of
-        the artifact it publishes."""
+        hash and trust: one range read), its policy operations (every operation while
+        the alias covers nothing), the alias with the manifest of the artifact it
+        publishes, and how many other operations were recorded since the alias's epoch
+        began. The events before the alias's coverage and the other operations are read
+        only when every input is re-validated."""
         of = (tenant, artifact_id)
         columns = ARTIFACT_COLUMNS.replace("a.output", "NULL")
         return [
@@ -344,10 +355,12 @@ class SwitchMixin(StoreCore):
                 "), 0) ORDER BY seq",
                 (tenant, *of, tenant, *of),
             ),
-            (
+            (  # only the policies once the alias covers events (every one before)
                 f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ?"
-                f" AND subject = {_SUBJECT_OF} ORDER BY op_seq",
-                (tenant, *of),
+                f" AND subject = {_SUBJECT_OF} AND (kind = 'policy' OR COALESCE(("
+                f"SELECT covers_through FROM aliases WHERE tenant = ? AND subject = {_SUBJECT_OF}"
+                "), 0) = 0) ORDER BY op_seq",
+                (tenant, *of, tenant, *of),
             ),
             (
                 "SELECT a.artifact_id, a.source_epoch, a.covers_through, a.bypassed, r.manifest"
@@ -355,6 +368,13 @@ class SwitchMixin(StoreCore):
                 " AND r.subject = a.subject AND r.id = a.artifact_id"
                 f" WHERE a.tenant = ? AND a.subject = {_SUBJECT_OF}",
                 (tenant, *of),
+            ),
+            (  # the operations other than policies recorded at the alias's epoch or later
+                "SELECT count(*) FROM operations WHERE tenant = ?"
+                f" AND subject = {_SUBJECT_OF} AND kind <> 'policy' AND epoch >= COALESCE(("
+                f"SELECT source_epoch FROM aliases WHERE tenant = ? AND subject = {_SUBJECT_OF}"
+                "), 0)",
+                (tenant, *of, tenant, *of),
             ),
         ]
 
@@ -411,16 +431,23 @@ class SwitchMixin(StoreCore):
         m = artifact.manifest
         return Alias(artifact.id, m.input_epoch, m.new_covers_through, False)
 
-    def _events_through(self, tx: Tx, tenant: str, subject: str, seq: int) -> list[_Input]:
-        """The subject's events up to ``seq`` (none for 0), as the switch re-reads them."""
-        if seq <= 0:
-            return []
-        rows = tx.all(
-            "SELECT id, hash, trust, taint, seq FROM events"
-            " WHERE tenant = ? AND subject = ? AND seq <= ? ORDER BY seq",
-            (tenant, subject, seq),
+    def _everything_before(
+        self, tx: Tx, tenant: str, subject: str, seq: int
+    ) -> tuple[list[_Input], list[Operation]]:
+        """The subject's events up to ``seq`` (the alias's coverage) and all of its
+        operations, as the switch re-reads them to re-validate every input (one round
+        trip)."""
+        events, ops = tx.all_together(
+            [
+                (
+                    "SELECT id, hash, trust, taint, seq FROM events"
+                    " WHERE tenant = ? AND subject = ? AND seq <= ? ORDER BY seq",
+                    (tenant, subject, seq),
+                ),
+                operations_statement(tenant, subject),
+            ]
         )
-        return _inputs(rows, seq)
+        return _inputs(events, seq), [op_from_row(r) for r in ops]
 
     def _refusal(
         self,
@@ -462,8 +489,9 @@ class SwitchMixin(StoreCore):
         # The manifest's root fixes every hash it read; recompute it from what is stored.
         if input_root((e.id, e.hash) for e in events.values()) != root:
             return SwitchFailure.INPUT_INVALIDATED, "an input's hash differs from the manifest's"
-        inputs = set(manifest.input_ids) if base and state.unresolved else wanted
-        unresolved = sorted(c.id for c in state.unresolved if c.a in inputs and c.b in inputs)
+        if base is not None:
+            return None  # its conflicts are the base's, which no operation since changed
+        unresolved = sorted(c.id for c in state.unresolved if c.a in events and c.b in events)
         if unresolved != sorted(manifest.expected_conflicts):
             return SwitchFailure.NEW_CONFLICT, f"unresolved conflicts are now {unresolved}"
         return None

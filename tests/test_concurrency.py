@@ -65,10 +65,15 @@ def test_concurrent_adds_of_one_event_store_it_once(db_url: str) -> None:
         assert [e.id for e in reader.events("user-7")] == ["dup-1"]
 
 
+@pytest.mark.parametrize("over_a_parent", [False, True], ids=["first", "over-a-parent"])
 def test_revocation_racing_a_switch_never_leaves_a_revoked_source_recallable(
-    db_url: str,
+    db_url: str, over_a_parent: bool
 ) -> None:
-    """Whichever commits first, a published artifact never outlives its revoked input."""
+    """Whichever commits first, a published artifact never outlives its revoked input.
+
+    ``over-a-parent``: the candidate is built on a published summary that read the
+    revoked event, so it reaches the candidate only through that summary's lineage edge,
+    and the switch re-validates only the events the candidate added (issue #26)."""
     rounds = 8
     for round_no in range(rounds):
         subject = f"user-{round_no}"
@@ -79,7 +84,12 @@ def test_revocation_racing_a_switch_never_leaves_a_revoked_source_recallable(
                     for i in range(5)
                 ]
             )
+            if over_a_parent:
+                parent = memory.consolidate(subject).artifact.id
+                memory.add([{"id": f"{subject}-m5", "subject": subject, "text": "fact 5"}])
             candidate = prepare(memory.store, "acme", subject)
+            if over_a_parent:
+                assert candidate.manifest.derived_from_artifact == parent
         barrier = SPAWN.Barrier(2)
         results = SPAWN.SimpleQueue()
         run_all(
@@ -98,12 +108,13 @@ def test_revocation_racing_a_switch_never_leaves_a_revoked_source_recallable(
         assert outcome["revoke"] is True
         with Memory(db_url, tenant="acme") as memory:
             recalled = memory.recall(subject)
-            status = {a.id: a.status for a in memory.artifacts(subject)}[candidate.id]
+            statuses = {a.id: a.status for a in memory.artifacts(subject)}
         assert recalled.mode == "raw"
         assert f"{subject}-m2" not in [e.id for e in recalled.events]
         # Switched first: the revocation staled it. Revoked first: the candidate went
         # stale with it and the switch was refused. Never published and fresh.
-        assert status is ArtifactStatus.STALE
+        assert statuses[candidate.id] is ArtifactStatus.STALE
+        assert set(statuses.values()) == {ArtifactStatus.STALE}
         assert recalled.artifact_id is None
 
 

@@ -72,8 +72,8 @@ def test_revocation_racing_a_switch_never_leaves_a_revoked_source_recallable(
     """Whichever commits first, a published artifact never outlives its revoked input.
 
     ``over-a-parent``: the candidate is built on a published summary that read the
-    revoked event, so it reaches the candidate only through that summary's lineage edge,
-    and the switch re-validates only the events the candidate added (issue #26)."""
+    revoked event, and its switch re-validates only the events it added (issue #26):
+    the revocation must still refuse it or stale it."""
     rounds = 8
     for round_no in range(rounds):
         subject = f"user-{round_no}"

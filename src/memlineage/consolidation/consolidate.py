@@ -124,15 +124,12 @@ class Built:
     attempts: tuple[Artifact, ...]
     selection: Selection
     items: tuple[Item, ...]
-    # the inputs of the summary it was built on, which reach it through that one's
-    # derivation edge (store ``write_artifact``): empty for a full build
-    carried: tuple[str, ...] = ()
 
     def write(self, store: Store, tenant: str) -> None:
         """Step 7 for every attempt, in order; the collector paused (collector.py)."""
         with collector.paused():  # the writes serialize what the build made
             for artifact in self.attempts:
-                store.write_artifact(tenant, artifact, self.carried)
+                store.write_artifact(tenant, artifact)
 
     @property
     def artifact(self) -> Artifact:
@@ -223,8 +220,7 @@ def _build(
     written = generation.artifacts(
         manifest, generated, lambda: new_artifact_id(subject, head.clock.high_water)
     )
-    carried = parent.manifest.input_ids if parent else ()
-    return Built(tuple(written), selection, tuple(items), carried)
+    return Built(tuple(written), selection, tuple(items))
 
 
 def _parent(head: Head, budget: int | None) -> Artifact | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -121,35 +120,12 @@ def _trusted_base(
     return base
 
 
-def _edges(manifest: Manifest, carried: Collection[str]) -> list[str]:
-    """The parents of an artifact's derivation edges: its inputs and its base artifact.
-
-    An input the base also read already reaches the new artifact through the base's
-    edge (and the base's inputs reach it, by the same rule, down to a run that linked
-    all of its own), so staling, which walks the edges, finds it either way. Writing
-    only the rest keeps a run's lineage rows to what it added, not the whole subject
-    (issue #26). An input of the base that this run left out reaches it too: revoking
-    it stales this artifact as well, one rebuild more, never a summary served over an
-    invalid source. Without a base every input gets its edge.
-    """
-    base = manifest.derived_from_artifact
-    if not base:
-        return list(manifest.input_ids)
-    known = carried if isinstance(carried, (set, frozenset)) else frozenset(carried)
-    return [i for i in manifest.input_ids if i not in known] + [base]
-
-
 class SwitchMixin(StoreCore):
-    def write_artifact(
-        self, tenant: str, artifact: Artifact, carried: Collection[str] = ()
-    ) -> None:
+    def write_artifact(self, tenant: str, artifact: Artifact) -> None:
         """Step 7: store an attempt with its manifest and derivation edges. Not readable yet.
 
-        ``carried``: the inputs of the artifact it was derived from (its manifest's
-        ``derived_from_artifact``), which reach it through that artifact's edge and so
-        get no edge of their own (``_edges``). The subject's lock first (I7); the rows
-        are written only if its clock exists, so the transaction reads nothing before
-        its commit (PostgreSQL: one round trip)."""
+        The subject's lock first (I7); the rows are written only if its clock exists, so
+        the transaction reads nothing before its commit (PostgreSQL: one round trip)."""
         subject = artifact.subject
         manifest = artifact.manifest.to_json()
         manifest_text = dumps(manifest)
@@ -159,7 +135,7 @@ class SwitchMixin(StoreCore):
                 "UPDATE clocks SET switches = switches WHERE tenant = ? AND subject = ?",
                 (tenant, subject),
             )
-            rows = self._artifact_rows(tenant, artifact, manifest_text, output_text, carried)
+            rows = self._artifact_rows(tenant, artifact, manifest_text, output_text)
             written = [tx.execute(sql, params) for sql, params in rows]
         if int(written[0].rowcount) != 1:
             raise NotFound(f"no subject {subject!r}", field="subject")
@@ -171,12 +147,7 @@ class SwitchMixin(StoreCore):
             output_from_json.remember(output_text, artifact.output)
 
     def _artifact_rows(
-        self,
-        tenant: str,
-        artifact: Artifact,
-        manifest_text: str,
-        output_text: str | None,
-        carried: Collection[str],
+        self, tenant: str, artifact: Artifact, manifest_text: str, output_text: str | None
     ) -> list[Statement]:
         """The artifact's row (its manifest and output as serialised) and its derivation
         edges (step 7)."""
@@ -211,7 +182,9 @@ class SwitchMixin(StoreCore):
                 artifact.subject,
             ),
         )
-        parents = _edges(manifest, carried)
+        parents = list(manifest.input_ids)
+        if manifest.derived_from_artifact:
+            parents.append(manifest.derived_from_artifact)
         # One statement for every edge: a statement costs the client more than a row.
         # (the WHERE also keeps SQLite from reading ON CONFLICT as a join's)
         edges: Statement = (

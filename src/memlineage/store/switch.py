@@ -56,6 +56,17 @@ _CLOCK_EXISTS = "EXISTS (SELECT 1 FROM clocks WHERE tenant = ? AND subject = ?)"
 # The subject of the artifact a switch publishes (each of its reads names it so).
 _SUBJECT_OF = "(SELECT subject FROM artifacts WHERE tenant = ? AND id = ?)"
 
+# What the switch re-reads of an event (``_inputs`` reads the columns in this order).
+_INPUT_ROWS = "SELECT id, hash, trust, taint, seq FROM events"
+
+
+def _alias_of(column: str) -> str:
+    """One column of the alias of the artifact a switch publishes (0 without one)."""
+    return (
+        f"COALESCE((SELECT {column} FROM aliases WHERE tenant = ? AND subject = {_SUBJECT_OF}), 0)"
+    )
+
+
 # After the CAS, in its transaction: it took (the alias names the new artifact).
 _CAS_TOOK = "EXISTS (SELECT 1 FROM aliases WHERE tenant = ? AND subject = ? AND artifact_id = ?)"
 
@@ -322,17 +333,14 @@ class SwitchMixin(StoreCore):
         return [
             (f"SELECT {columns} FROM {ARTIFACTS} WHERE a.tenant = ? AND a.id = ?", of),
             (
-                "SELECT id, hash, trust, taint, seq FROM events"
-                f" WHERE tenant = ? AND subject = {_SUBJECT_OF} AND seq > COALESCE(("
-                f"SELECT covers_through FROM aliases WHERE tenant = ? AND subject = {_SUBJECT_OF}"
-                "), 0) ORDER BY seq",
+                f"{_INPUT_ROWS} WHERE tenant = ? AND subject = {_SUBJECT_OF}"
+                f" AND seq > {_alias_of('covers_through')} ORDER BY seq",
                 (tenant, *of, tenant, *of),
             ),
             (  # only the policies once the alias covers events (every one before)
                 f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ?"
-                f" AND subject = {_SUBJECT_OF} AND (kind = 'policy' OR COALESCE(("
-                f"SELECT covers_through FROM aliases WHERE tenant = ? AND subject = {_SUBJECT_OF}"
-                "), 0) = 0) ORDER BY op_seq",
+                f" AND subject = {_SUBJECT_OF} AND (kind = 'policy'"
+                f" OR {_alias_of('covers_through')} = 0) ORDER BY op_seq",
                 (tenant, *of, tenant, *of),
             ),
             (
@@ -344,9 +352,8 @@ class SwitchMixin(StoreCore):
             ),
             (  # the operations other than policies recorded at the alias's epoch or later
                 "SELECT count(*) FROM operations WHERE tenant = ?"
-                f" AND subject = {_SUBJECT_OF} AND kind <> 'policy' AND epoch >= COALESCE(("
-                f"SELECT source_epoch FROM aliases WHERE tenant = ? AND subject = {_SUBJECT_OF}"
-                "), 0)",
+                f" AND subject = {_SUBJECT_OF} AND kind <> 'policy'"
+                f" AND epoch >= {_alias_of('source_epoch')}",
                 (tenant, *of, tenant, *of),
             ),
         ]
@@ -413,8 +420,7 @@ class SwitchMixin(StoreCore):
         events, ops = tx.all_together(
             [
                 (
-                    "SELECT id, hash, trust, taint, seq FROM events"
-                    " WHERE tenant = ? AND subject = ? AND seq <= ? ORDER BY seq",
+                    f"{_INPUT_ROWS} WHERE tenant = ? AND subject = ? AND seq <= ? ORDER BY seq",
                     (tenant, subject, seq),
                 ),
                 operations_statement(tenant, subject),

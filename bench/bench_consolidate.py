@@ -366,7 +366,7 @@ def _profile(memory: Memory, added: int) -> None:
     import cProfile
     import pstats
 
-    fill(memory, SUBJECT, 100, start=added)
+    memory.add(quiet_tail(SUBJECT, 100, start=added))  # incremental, as the runs profiled
     profiler = cProfile.Profile()
     profiler.runcall(memory.consolidate, SUBJECT)
     with open(PROFILE[0], "w") as out:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 
+from dateutil.parser import isoparse
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memlineage.consolidation.render import _parsed
 from memlineage.model import Event, Fact
 from memlineage.recall.context import Passage, new_passage
 from memlineage.recall.prompt import _json, _json_line, _line
@@ -110,3 +113,39 @@ def test_a_json_line_is_what_json_dumps_writes(
     line[1] = date
     assert _json_line(body, date, conflict) == _json(line).rstrip("\n")
     assert json.loads(_json_line(body, date, conflict)) == line
+
+
+def _two(low: int, high: int) -> st.SearchStrategy[str]:
+    return st.integers(low, high).map(lambda n: f"{n:02d}")
+
+
+# timestamps of the shape the fast path reads, out-of-range fields included
+_stamps = st.builds(
+    lambda y, mo, d, h, mi, s, frac, zone: f"{y:04d}-{mo}-{d}T{h}:{mi}:{s}{frac}{zone}",
+    st.integers(0, 9999),
+    _two(0, 13),
+    _two(0, 32),
+    _two(0, 25),
+    _two(0, 61),
+    _two(0, 61),
+    st.sampled_from(["", ".5", ".123", ".123456", ".1234567"]),
+    st.sampled_from(["", "Z"])
+    | st.builds(
+        lambda sign, h, m: f"{sign}{h}:{m}", st.sampled_from("+-"), _two(0, 25), _two(0, 61)
+    ),
+)
+
+
+def _by_dateutil(at: str) -> tuple[datetime, timedelta | None] | None:
+    try:
+        parsed = isoparse(at)
+    except (ValueError, OverflowError):
+        return None
+    return parsed.replace(tzinfo=None), parsed.utcoffset() if parsed.tzinfo else timedelta(0)
+
+
+@given(_stamps)
+def test_a_timestamp_read_on_the_fast_path_is_the_instant_dateutil_reads(at: str) -> None:
+    parsed = _parsed.__wrapped__(at)
+    read = None if parsed is None else (parsed.replace(tzinfo=None), parsed.utcoffset())
+    assert read == _by_dateutil(at)

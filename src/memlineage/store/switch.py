@@ -326,8 +326,10 @@ class SwitchMixin(StoreCore):
         hash and trust: one range read), its policy operations (every operation while
         the alias covers nothing), the alias with the manifest of the artifact it
         publishes, and how many other operations were recorded since the alias's epoch
-        began. The events before the alias's coverage and the other operations are read
-        only when every input is re-validated."""
+        began (two at most: a switch asks only whether there is more than one). Each
+        reads the index entries it needs, not the subject's operation log. The events
+        before the alias's coverage and the other operations are read only when every
+        input is re-validated."""
         of = (tenant, artifact_id)
         columns = ARTIFACT_COLUMNS.replace("a.output", "NULL")
         return [
@@ -339,9 +341,12 @@ class SwitchMixin(StoreCore):
             ),
             (  # only the policies once the alias covers events (every one before)
                 f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ?"
-                f" AND subject = {_SUBJECT_OF} AND (kind = 'policy'"
-                f" OR {_alias_of('covers_through')} = 0) ORDER BY op_seq",
-                (tenant, *of, tenant, *of),
+                f" AND subject = {_SUBJECT_OF} AND kind = 'policy'"
+                f" AND {_alias_of('covers_through')} <> 0"
+                f" UNION ALL SELECT {OP_COLUMNS} FROM operations WHERE tenant = ?"
+                f" AND subject = {_SUBJECT_OF} AND {_alias_of('covers_through')} = 0"
+                " ORDER BY op_seq",
+                (tenant, *of, tenant, *of, tenant, *of, tenant, *of),
             ),
             (
                 "SELECT a.artifact_id, a.source_epoch, a.covers_through, a.bypassed, r.manifest"
@@ -350,10 +355,13 @@ class SwitchMixin(StoreCore):
                 f" WHERE a.tenant = ? AND a.subject = {_SUBJECT_OF}",
                 (tenant, *of),
             ),
-            (  # the operations other than policies recorded at the alias's epoch or later
-                "SELECT count(*) FROM operations WHERE tenant = ?"
+            (  # how many of the two newest operations other than policies were recorded
+                # at the alias's epoch or later: epochs never decrease along op_seq, so
+                # that is the count of all of them when below two (all a switch asks)
+                "SELECT count(*) FROM (SELECT epoch FROM operations WHERE tenant = ?"
                 f" AND subject = {_SUBJECT_OF} AND kind <> 'policy'"
-                f" AND epoch >= {_alias_of('source_epoch')}",
+                " ORDER BY op_seq DESC LIMIT 2) newest"
+                f" WHERE epoch >= {_alias_of('source_epoch')}",
                 (tenant, *of, tenant, *of),
             ),
         ]

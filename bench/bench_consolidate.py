@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import statistics
 import sys
@@ -34,6 +35,8 @@ from typing import Any
 from common import LOCOMO, PG_URL, open_memory, report
 from memlineage import Memory
 from memlineage.consolidation import consolidate as consolidation
+from memlineage.consolidation import generation
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.meaning.extract import clear_caches
 from memlineage.operations import locomo
 from memlineage.store.base import SqlStore
@@ -288,6 +291,7 @@ def _incremental_case(
     edges: list[int] = []
     grown: list[int] = []
     conflicts_before = _conflicts(memory)
+    timers = PhaseTimers() if PHASES and warm and tail is quiet_tail else None
     for _ in range(repeats):
         events = tail(SUBJECT, 100, start=added)
         memory.add(events)
@@ -295,9 +299,10 @@ def _incremental_case(
         if not warm:
             cold_cache()
         size_before = _store_bytes(memory)
-        seconds, artifact = timed(
-            lambda: consolidation.prepare(store, tenant, SUBJECT, budget=memory.default_budget)
-        )
+        with timers or contextlib.nullcontext():
+            seconds, artifact = timed(
+                lambda: consolidation.prepare(store, tenant, SUBJECT, budget=memory.default_budget)
+            )
         incremental.append(artifact.manifest.derived_from_artifact is not None)
         prepares.append(seconds)
         cpu_prepare = CPU[-1]
@@ -318,6 +323,8 @@ def _incremental_case(
     report("  CPU time of this process", statistics.median(cpus) * 1000, "ms")
     report("  prepare (steps 1-7)", statistics.median(prepares) * 1000, "ms")
     report("    its CPU time", statistics.median(prepare_cpus) * 1000, "ms")
+    if timers is not None:
+        timers.report(repeats)
     switch_ms = statistics.median(switches) * 1000
     report("  switch (step 8)", switch_ms, "ms")
     report("  lineage rows the run wrote", statistics.median(edges), "rows")
@@ -360,6 +367,58 @@ def _conflicts(memory: Memory) -> int:
 
 NO_COLD: list[bool] = []  # --no-cold: skip the incremental run of a fresh process
 PROFILE: list[str] = []  # where to write the profile of one more warm incremental run
+PHASES: list[bool] = []  # --phases: CPU of each step of the warm quiet runs
+
+
+class PhaseTimers:
+    """CPU seconds of each step of a consolidation, by wrapping the functions that do
+    it where their callers look them up (no profiler: its overhead skews the split).
+    The steps run one after the other, so their times add up to a run's."""
+
+    STEPS: tuple[tuple[str, object, str], ...] = (
+        ("detection of the tail", consolidation, "_detect_first"),
+        ("read the subject", consolidation, "_read_input"),
+        ("selection", consolidation, "select"),
+        ("extraction", consolidation.extract, "extract_items"),
+        ("open items", consolidation.extract, "expected_open_items"),
+        ("built-in generator", DeterministicGenerator, "generate"),
+        ("parse the output", generation.parse, "parse_output"),
+        ("gate", generation.gate, "check"),
+        ("budget count", consolidation, "render_summary"),
+        ("write the artifact", consolidation.Built, "write"),
+    )
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, list[float]] = {name: [] for name, _, _ in self.STEPS}
+        self._originals: list[tuple[object, str, Any]] = []
+
+    def __enter__(self) -> PhaseTimers:
+        for name, owner, attribute in self.STEPS:
+            original = getattr(owner, attribute)
+            self._originals.append((owner, attribute, original))
+            setattr(owner, attribute, self._timed(name, original))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for owner, attribute, original in self._originals:
+            setattr(owner, attribute, original)
+
+    def _timed(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed_call(*args: Any, **kwargs: Any) -> Any:
+            start = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[name].append(time.process_time() - start)
+
+        return timed_call
+
+    def report(self, runs: int) -> None:
+        print("    by step (CPU per run, the mean over the runs):")
+        for name, samples in self.seconds.items():
+            if samples:
+                per_run = sum(samples) / runs
+                report(f"      {name}", per_run * 1000, "ms")
 
 
 def _profile(memory: Memory, added: int) -> None:
@@ -384,11 +443,14 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="sizes 1000,10000")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold incremental run")
     parser.add_argument("--profile", help="write a cProfile of one warm incremental run here")
+    parser.add_argument("--phases", action="store_true", help="CPU of each step of warm +100s")
     args = parser.parse_args()
     if args.no_cold:
         NO_COLD.append(True)
     if args.profile:
         PROFILE.append(args.profile)
+    if args.phases:
+        PHASES.append(True)
     sizes = [1000, 10000] if args.quick else [int(s) for s in args.sizes.split(",")]
     if not args.skip_locomo:
         bench_locomo()

@@ -114,9 +114,11 @@ def _turns_incremental(conversations: list[locomo.Conversation], tails: int = 5)
         full_cpu = CPU[-1]
         statements = len(result.artifact.output.statements) if result.artifact.output else 0
         cpus: list[float] = []
+        timers = PhaseTimers() if PHASES else None
         for first in range(held, len(turns), 100):
             memory.add(turns[first : first + 100])
-            _, tail = timed(lambda: memory.consolidate(TURNS_SUBJECT))
+            with timers or contextlib.nullcontext():
+                _, tail = timed(lambda: memory.consolidate(TURNS_SUBJECT))
             assert tail.switched and tail.artifact.manifest.derived_from_artifact, tail.reason
             cpus.append(CPU[-1])
     name = f"LoCoMo turns as one subject of {held:,}"
@@ -125,6 +127,8 @@ def _turns_incremental(conversations: list[locomo.Conversation], tails: int = 5)
     cpu = statistics.median(cpus)
     report(f"  +100 turns, worker, warm, CPU (median of {tails})", cpu * 1000, "ms",
            "its full build", cpu / full_cpu)  # fmt: skip
+    if timers is not None:
+        timers.report(tails)
 
 
 # The hot summary a speaker should fit in: the default budget (issue goal: >= 95% of speakers).

@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import statistics
 import sys
@@ -32,7 +31,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from common import LOCOMO, PG_URL, open_memory, report
+from common import LOCOMO, PG_URL, Tracer, open_memory, report
 from memlineage import Memory
 from memlineage.consolidation import consolidate as consolidation
 from memlineage.consolidation import generation
@@ -114,11 +113,10 @@ def _turns_incremental(conversations: list[locomo.Conversation], tails: int = 5)
         full_cpu = CPU[-1]
         statements = len(result.artifact.output.statements) if result.artifact.output else 0
         cpus: list[float] = []
-        timers = PhaseTimers() if PHASES else None
+        tracer = step_tracer() if PHASES else None
         for first in range(held, len(turns), 100):
             memory.add(turns[first : first + 100])
-            with timers or contextlib.nullcontext():
-                _, tail = timed(lambda: memory.consolidate(TURNS_SUBJECT))
+            _, tail = timed(lambda: memory.consolidate(TURNS_SUBJECT))
             assert tail.switched and tail.artifact.manifest.derived_from_artifact, tail.reason
             cpus.append(CPU[-1])
     name = f"LoCoMo turns as one subject of {held:,}"
@@ -127,8 +125,8 @@ def _turns_incremental(conversations: list[locomo.Conversation], tails: int = 5)
     cpu = statistics.median(cpus)
     report(f"  +100 turns, worker, warm, CPU (median of {tails})", cpu * 1000, "ms",
            "its full build", cpu / full_cpu)  # fmt: skip
-    if timers is not None:
-        timers.report(tails)
+    if tracer is not None:
+        report_steps(tracer, tails)
 
 
 # The hot summary a speaker should fit in: the default budget (issue goal: >= 95% of speakers).
@@ -295,7 +293,7 @@ def _incremental_case(
     edges: list[int] = []
     grown: list[int] = []
     conflicts_before = _conflicts(memory)
-    timers = PhaseTimers() if PHASES and warm and tail is quiet_tail else None
+    tracer = step_tracer() if PHASES and warm and tail is quiet_tail else None
     for _ in range(repeats):
         events = tail(SUBJECT, 100, start=added)
         memory.add(events)
@@ -303,10 +301,9 @@ def _incremental_case(
         if not warm:
             cold_cache()
         size_before = _store_bytes(memory)
-        with timers or contextlib.nullcontext():
-            seconds, artifact = timed(
-                lambda: consolidation.prepare(store, tenant, SUBJECT, budget=memory.default_budget)
-            )
+        seconds, artifact = timed(
+            lambda: consolidation.prepare(store, tenant, SUBJECT, budget=memory.default_budget)
+        )
         incremental.append(artifact.manifest.derived_from_artifact is not None)
         prepares.append(seconds)
         cpu_prepare = CPU[-1]
@@ -327,8 +324,8 @@ def _incremental_case(
     report("  CPU time of this process", statistics.median(cpus) * 1000, "ms")
     report("  prepare (steps 1-7)", statistics.median(prepares) * 1000, "ms")
     report("    its CPU time", statistics.median(prepare_cpus) * 1000, "ms")
-    if timers is not None:
-        timers.report(repeats)
+    if tracer is not None:
+        report_steps(tracer, repeats)
     switch_ms = statistics.median(switches) * 1000
     report("  switch (step 8)", switch_ms, "ms")
     report("  lineage rows the run wrote", statistics.median(edges), "rows")
@@ -374,55 +371,36 @@ PROFILE: list[str] = []  # where to write the profile of one more warm increment
 PHASES: list[bool] = []  # --phases: CPU of each step of the warm quiet runs
 
 
-class PhaseTimers:
-    """CPU seconds of each step of a consolidation, by wrapping the functions that do
-    it where their callers look them up (no profiler: its overhead skews the split).
-    The steps run one after the other, so their times add up to a run's."""
+#: the steps of a consolidation --phases times, as (name, owner, attribute)
+STEPS: tuple[tuple[str, object, str], ...] = (
+    ("detection of the tail", consolidation, "_detect_first"),
+    ("read the subject", consolidation, "_read_input"),
+    ("selection", consolidation, "select"),
+    ("extraction", consolidation.extract, "extract_items"),
+    ("open items", consolidation.extract, "expected_open_items"),
+    ("built-in generator", DeterministicGenerator, "generate"),
+    ("parse the output", generation.parse, "parse_output"),
+    ("gate", generation.gate, "check"),
+    ("budget count", consolidation, "render_summary"),
+    ("write the artifact", consolidation.Built, "write"),
+)
 
-    STEPS: tuple[tuple[str, object, str], ...] = (
-        ("detection of the tail", consolidation, "_detect_first"),
-        ("read the subject", consolidation, "_read_input"),
-        ("selection", consolidation, "select"),
-        ("extraction", consolidation.extract, "extract_items"),
-        ("open items", consolidation.extract, "expected_open_items"),
-        ("built-in generator", DeterministicGenerator, "generate"),
-        ("parse the output", generation.parse, "parse_output"),
-        ("gate", generation.gate, "check"),
-        ("budget count", consolidation, "render_summary"),
-        ("write the artifact", consolidation.Built, "write"),
-    )
 
-    def __init__(self) -> None:
-        self.seconds: dict[str, list[float]] = {name: [] for name, _, _ in self.STEPS}
-        self._originals: list[tuple[object, str, Any]] = []
+def step_tracer() -> Tracer:
+    """A tracer over a consolidation's steps (this process's CPU; no server to charge)."""
+    tracer = Tracer(None, list)
+    for name, owner, attribute in STEPS:
+        tracer.wrap(owner, attribute, name)
+    return tracer
 
-    def __enter__(self) -> PhaseTimers:
-        for name, owner, attribute in self.STEPS:
-            original = getattr(owner, attribute)
-            self._originals.append((owner, attribute, original))
-            setattr(owner, attribute, self._timed(name, original))
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        for owner, attribute, original in self._originals:
-            setattr(owner, attribute, original)
-
-    def _timed(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def timed_call(*args: Any, **kwargs: Any) -> Any:
-            start = time.process_time()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self.seconds[name].append(time.process_time() - start)
-
-        return timed_call
-
-    def report(self, runs: int) -> None:
-        print("    by step (CPU per run, the mean over the runs):")
-        for name, samples in self.seconds.items():
-            if samples:
-                per_run = sum(samples) / runs
-                report(f"      {name}", per_run * 1000, "ms")
+def report_steps(tracer: Tracer, runs: int) -> None:
+    """Each step's CPU per run (the steps run one after the other, so they add up)."""
+    tracer.restore()
+    print("    by step (CPU per run, the mean over the runs):")
+    for name, _, _ in STEPS:
+        if name in tracer.cpu:
+            report(f"      {name}", tracer.cpu[name] / runs * 1000, "ms")
 
 
 def _profile(memory: Memory, added: int) -> None:

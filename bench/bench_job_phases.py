@@ -20,18 +20,13 @@ generator's own call.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import sys
-import time
-from collections import defaultdict
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import psycopg
 
-from common import PG_URL, store_url
+from common import PG_URL, Tracer, store_url
 from memlineage import Memory
 from memlineage.consolidation import consolidate as consolidation
 from memlineage.consolidation import generation
@@ -44,76 +39,6 @@ from wire import Relay  # the tests' counter: one definition of a round trip
 
 APP = "memlineage-phases"
 GENERATOR_PHASE = "generate (the generator's call)"
-
-
-class Tracer:
-    """A stack of phases; what passes between two marks goes to the phase on top."""
-
-    def __init__(self, relay: Relay | None, pids: Callable[[], list[int]]) -> None:
-        self.relay = relay
-        self.pids = pids
-        self.stack = ["loop"]
-        self.trips: dict[str, int] = defaultdict(int)
-        self.cpu: dict[str, float] = defaultdict(float)
-        self.server: dict[str, float] = defaultdict(float)
-        self.wall: dict[str, float] = defaultdict(float)
-        self.last = self._now()
-        self.undo: list[tuple[Any, str, Any]] = []
-
-    def restore(self) -> None:
-        for owner, attr, inner in reversed(self.undo):
-            setattr(owner, attr, inner)
-
-    def _now(self) -> tuple[int, float, float, float]:
-        trips = self.relay.trips if self.relay is not None else 0
-        server = 0.0
-        for pid in self.pids():
-            with open(f"/proc/{pid}/schedstat") as f:
-                server += int(f.read().split()[0]) / 1e9
-        return trips, time.thread_time(), server, time.perf_counter()
-
-    def mark(self) -> None:
-        now = self._now()
-        top = self.stack[-1]
-        self.trips[top] += now[0] - self.last[0]
-        self.cpu[top] += now[1] - self.last[1]
-        self.server[top] += now[2] - self.last[2]
-        self.wall[top] += now[3] - self.last[3]
-        self.last = self._now()  # the marks' own cost is charged to no phase
-
-    @contextlib.contextmanager
-    def phase(self, name: str) -> Iterator[None]:
-        self.mark()
-        self.stack.append(name)
-        try:
-            yield
-        finally:
-            self.mark()
-            self.stack.pop()
-
-    def wrap(self, owner: Any, attr: str, name: str | Callable[[], str]) -> None:
-        inner = getattr(owner, attr, None)
-        if inner is None:  # an older version of the code, without this step
-            return
-        self.undo.append((owner, attr, inner))
-
-        def wrapped(*args: Any, **kwargs: Any) -> Any:
-            with self.phase(name() if callable(name) else name):
-                return inner(*args, **kwargs)
-
-        setattr(owner, attr, wrapped)
-
-    def wrap_context(self, owner: Any, attr: str, name: Callable[[], str]) -> None:
-        """A context manager factory (``store.reader``): the phase spans the ``with``."""
-        inner = getattr(owner, attr)
-        self.undo.append((owner, attr, inner))
-
-        @contextlib.contextmanager
-        def wrapped(*args: Any, **kwargs: Any) -> Iterator[Any]:
-            with self.phase(name()), inner(*args, **kwargs) as found:
-                yield found
-
-        setattr(owner, attr, wrapped)
 
 
 def caller(depth: int) -> str:

@@ -10,8 +10,10 @@ import statistics
 import tempfile
 import time
 import uuid
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from memlineage import Memory
@@ -98,3 +100,82 @@ def postgres_reachable(pg: str = PG_URL) -> bool:
     except psycopg.Error as exc:
         print(f"postgres: skipped, not reachable at {pg}: {exc}".splitlines()[0])
         return False
+
+
+class _Trips(Protocol):
+    trips: int
+
+
+class Tracer:
+    """A stack of phases; what passes between two marks goes to the phase on top.
+
+    Phases are the functions ``wrap`` replaces where their callers look them up (no
+    profiler: its overhead skews the split). ``relay``: a counter of round trips (the
+    tests' ``wire.Relay``), ``pids``: the server backends whose CPU to charge; neither
+    for a store in this process."""
+
+    def __init__(self, relay: _Trips | None, pids: Callable[[], list[int]]) -> None:
+        self.relay = relay
+        self.pids = pids
+        self.stack = ["loop"]
+        self.trips: dict[str, int] = defaultdict(int)
+        self.cpu: dict[str, float] = defaultdict(float)
+        self.server: dict[str, float] = defaultdict(float)
+        self.wall: dict[str, float] = defaultdict(float)
+        self.last = self._now()
+        self.undo: list[tuple[Any, str, Any]] = []
+
+    def restore(self) -> None:
+        for owner, attr, inner in reversed(self.undo):
+            setattr(owner, attr, inner)
+
+    def _now(self) -> tuple[int, float, float, float]:
+        trips = self.relay.trips if self.relay is not None else 0
+        server = 0.0
+        for pid in self.pids():
+            with open(f"/proc/{pid}/schedstat") as f:
+                server += int(f.read().split()[0]) / 1e9
+        return trips, time.thread_time(), server, time.perf_counter()
+
+    def mark(self) -> None:
+        now = self._now()
+        top = self.stack[-1]
+        self.trips[top] += now[0] - self.last[0]
+        self.cpu[top] += now[1] - self.last[1]
+        self.server[top] += now[2] - self.last[2]
+        self.wall[top] += now[3] - self.last[3]
+        self.last = self._now()  # the marks' own cost is charged to no phase
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        self.mark()
+        self.stack.append(name)
+        try:
+            yield
+        finally:
+            self.mark()
+            self.stack.pop()
+
+    def wrap(self, owner: Any, attr: str, name: str | Callable[[], str]) -> None:
+        inner = getattr(owner, attr, None)
+        if inner is None:  # an older version of the code, without this step
+            return
+        self.undo.append((owner, attr, inner))
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with self.phase(name() if callable(name) else name):
+                return inner(*args, **kwargs)
+
+        setattr(owner, attr, wrapped)
+
+    def wrap_context(self, owner: Any, attr: str, name: Callable[[], str]) -> None:
+        """A context manager factory (``store.reader``): the phase spans the ``with``."""
+        inner = getattr(owner, attr)
+        self.undo.append((owner, attr, inner))
+
+        @contextlib.contextmanager
+        def wrapped(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            with self.phase(name()), inner(*args, **kwargs) as found:
+                yield found
+
+        setattr(owner, attr, wrapped)

@@ -9,7 +9,7 @@ from dateutil.parser import isoparse
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlineage.consolidation.render import _parsed
+from memlineage.meaning.values import read_timestamp
 from memlineage.model import Event, Fact
 from memlineage.recall.context import Passage, new_passage
 from memlineage.recall.prompt import _json, _json_line, _line
@@ -136,16 +136,16 @@ _stamps = st.builds(
 )
 
 
-def _by_dateutil(at: str) -> tuple[datetime, timedelta | None] | None:
-    try:
-        parsed = isoparse(at)
-    except (ValueError, OverflowError):
-        return None
-    return parsed.replace(tzinfo=None), parsed.utcoffset() if parsed.tzinfo else timedelta(0)
+def _as_written(parsed: datetime) -> tuple[datetime, timedelta | None]:
+    """Wall time and offset (None when naive): what two readers must agree on."""
+    return parsed.replace(tzinfo=None), parsed.utcoffset()
 
 
 @given(_stamps)
 def test_a_timestamp_read_on_the_fast_path_is_the_instant_dateutil_reads(at: str) -> None:
-    parsed = _parsed.__wrapped__(at)
-    read = None if parsed is None else (parsed.replace(tzinfo=None), parsed.utcoffset())
-    assert read == _by_dateutil(at)
+    try:
+        expected = _as_written(isoparse(at))
+    except (ValueError, OverflowError):
+        expected = None
+    read = read_timestamp(at)
+    assert (None if read is None else _as_written(read)) == expected

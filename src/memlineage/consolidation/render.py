@@ -24,15 +24,13 @@ statements, same text.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from dateutil.parser import isoparse
-
 from memlineage.consolidation.parts import part_mark
 from memlineage.meaning.extract import ITEM_CACHE_SIZE
+from memlineage.meaning.values import read_timestamp
 from memlineage.model import Statement
 
 KIND_ORDER: tuple[str | None, ...] = (
@@ -171,37 +169,14 @@ def at_instant(at: str | None) -> datetime | None:
     return _parsed(at) if at else None
 
 
-#: the shape stores and clients write; the stdlib reads it ten times faster than
-#: dateutil, which reads every ISO 8601 form and decides whatever the stdlib refuses
-_COMMON_STAMP = re.compile(
-    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)?"
-)
-
-
 # Sized like the item caches: a cache smaller than a subject's distinct timestamps
 # misses on every call, since a run reads them in the same order each time.
 @functools.lru_cache(maxsize=ITEM_CACHE_SIZE)
 def _parsed(at: str) -> datetime | None:
-    parsed = _by_stdlib(at) if _COMMON_STAMP.fullmatch(at) else None
-    if parsed is None:
-        parsed = _by_dateutil(at)
+    parsed = read_timestamp(at)
     if parsed is None:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _by_stdlib(at: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(at)
-    except ValueError:  # out of the stdlib's range (an hour of 24): dateutil decides
-        return None
-
-
-def _by_dateutil(at: str) -> datetime | None:
-    try:
-        return isoparse(at)
-    except (ValueError, OverflowError):
-        return None
 
 
 def _newest_first(statements: Sequence[Statement], indexes: list[int]) -> list[int]:

@@ -12,8 +12,6 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 
-from dateutil.parser import isoparse
-
 from memlineage.meaning.extract.clauses import clause_items, clause_value, content_words, slug
 from memlineage.meaning.extract.patterns import (
     AFTER_DENIAL,
@@ -40,7 +38,7 @@ from memlineage.meaning.extract.sentences import (
     verbatim,
 )
 from memlineage.meaning.extract.sentiment import stance_score
-from memlineage.meaning.values import canonical
+from memlineage.meaning.values import canonical, read_timestamp
 from memlineage.model import Conflict, Event, FactValue, Item
 
 #: the item kinds the extractor emits (explicit facts keep their own kind)
@@ -286,8 +284,8 @@ def _today_of(event: Event) -> date | None:
     """The day relative dates resolve against: that of ``at``, else of ``recorded_at``,
     else none.
 
-    ``isoparse`` keeps the UTC offset written in the stamp, so ``.date()`` is the
-    event's own local day: 'tomorrow' sent at 2026-03-04T23:00:00-07:00 is March 5.
+    ``read_timestamp`` keeps the UTC offset written in the stamp, so ``.date()`` is
+    the event's own local day: 'tomorrow' sent at 2026-03-04T23:00:00-07:00 is March 5.
     """
     for stamp in (event.at, event.recorded_at):
         if stamp:
@@ -300,10 +298,8 @@ def _today_of(event: Event) -> date | None:
 @functools.lru_cache(maxsize=1 << 12)
 def _stamp_day(stamp: str) -> date | None:
     """A stamp's local day, None when it does not parse (a stream repeats its stamps)."""
-    try:
-        return isoparse(stamp).date()
-    except (ValueError, OverflowError):
-        return None
+    parsed = read_timestamp(stamp)
+    return parsed.date() if parsed is not None else None
 
 
 def _sentence_items(text: str, scope: str, today: date | None) -> Iterator[Found]:

@@ -380,7 +380,7 @@ STEPS: tuple[tuple[str, object, str], ...] = (
     ("open items", consolidation.extract, "expected_open_items"),
     ("built-in generator", DeterministicGenerator, "generate"),
     ("parse the output", generation.parse, "parse_output"),
-    ("gate", generation.gate, "check"),
+    ("gate", generation.gate_delta, "check"),
     ("budget count", consolidation, "render_summary"),
     ("write the artifact", consolidation.Built, "write"),
 )

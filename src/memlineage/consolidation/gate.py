@@ -235,12 +235,15 @@ def _check_claims(
     events: dict[str, Event],
     items: Sequence[Item],
     unresolved: Sequence[Conflict],
+    reading: Iterable[Event] | None = None,
 ) -> list[GateFailure]:
+    """``reading``: the events whose items and facts are read for support, when the
+    claims derive from only these (gate_delta); by default every event."""
     sides: dict[str, str] = {}
     for conflict in unresolved:
         sides.setdefault(conflict.a, conflict.id)
         sides.setdefault(conflict.b, conflict.id)
-    support = _support(events.values(), items)
+    support = _support(events.values() if reading is None else reading, items)
     texts: dict[str, str] = {}
     failures = []
     for claim in claims:
@@ -406,7 +409,11 @@ class _Carried:
     for an event a statement needs them from, so each claim is read at most twice.
     """
 
-    def __init__(self, claims: Sequence[Claim], items: Sequence[Item]) -> None:
+    def __init__(
+        self, claims: Sequence[Claim], items: Sequence[Item], *, keys: set[str] | None = None
+    ) -> None:
+        """``keys``: every claim key of the output, when ``claims`` are only some of its
+        claims (gate_delta: those of the events it checks)."""
         self.items: dict[str, list[Item]] = {}  # event id -> its items (no conflicts)
         self.claims: dict[str, list[Claim]] = {}
         # per event: the canonical values of its items a statement may name
@@ -426,7 +433,7 @@ class _Carried:
                     shallow[source].update(values)
                 else:
                     by_source[source], shallow[source] = [claim], set(values)
-        self.keys: set[str] = {claim.key for claim in claims}
+        self.keys: set[str] = {claim.key for claim in claims} if keys is None else keys
         self.cited: set[str] = set(by_source)  # every event a claim derives from
         items_of, item_values = self.items, self.item_values
         for item in items:

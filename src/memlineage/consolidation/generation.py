@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from memlineage.consolidation import collector, gate, parse
+from memlineage.consolidation import collector, gate, gate_delta, parse
 from memlineage.consolidation.generators import prompt
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.chat import (
@@ -99,8 +99,9 @@ def judge(raw: object, scope: GenerationRequest) -> tuple[Output | None, GateRep
         except parse.OutputRejected as exc:
             failure = GateFailure(f"parse_{exc.code}", exc.field, str(exc))
             return None, GateReport(False, (failure,))
-        items = list(scope.items)
-        report = gate.check(items, scope.conflicts, scope.open_items, output, scope.events)
+        report = gate_delta.check(
+            scope.items, scope.conflicts, scope.open_items, output, scope.events, scope.parent
+        )
     return output, report
 
 

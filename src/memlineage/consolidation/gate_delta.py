@@ -1,0 +1,401 @@
+"""Step 6 on a delta: the gate's verdict, checking only what changed since a base. Pure.
+
+A run on the published summary hands the gate an output most of which is its
+base's, over the base's events plus a tail. ``gate.check`` judges every claim,
+statement and event again; each of its checks of a *carried* element (a claim
+with the same content and no fewer sources, a statement equal to one of the
+base's, an event in the same place) reads only what cannot have changed since
+the base passed: events never change, the claims of an event only grow, and the
+unresolved conflicts, the events' items and their open marks are required to be
+the base's (otherwise there is no delta). So only what changed is checked:
+claims added or grown, statements added, events that moved and the tail
+(docs/gate.md, "On a delta"; docs/benchmarks.md, "What the gate on a delta must
+check").
+
+Only a base this process judged is trusted: the output object that passed, with
+what it was judged against. Another process, another version of the gate or a
+row edited behind the store's back never serves as a base. Whenever the delta
+does not fit (a base claim removed or narrowed, another conflict, a failure),
+``gate.check`` runs whole, so a failing output always gets the full report.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from memlineage.consolidation import gate
+from memlineage.consolidation.unit_checks import check_event_units
+from memlineage.meaning.extract import register_cache
+from memlineage.model import (
+    Claim,
+    Conflict,
+    Event,
+    GateFailure,
+    GateReport,
+    Item,
+    Output,
+    Statement,
+)
+
+#: a claim's content without its sources; the value's type keeps True and 1 apart
+ClaimIdentity = tuple[str, type, object, str | None, bool, str, str]
+ConflictIdentity = tuple[str, str, str, str | None]
+
+#: judged outputs remembered per process, counted in the events they were judged
+#: over: a worker's recent subjects, bounded like the item caches
+JUDGED_EVENTS = 1 << 18
+
+
+def claim_identity(claim: Claim) -> ClaimIdentity:
+    value = claim.value
+    return (claim.key, type(value), value, claim.unit, claim.polarity, claim.kind, claim.text)
+
+
+@dataclass(eq=False)
+class Judged:
+    """An output that passed the gate in this process, and what it was judged over.
+
+    Its lookups are built when it first serves as a base; its child's are made
+    from them and the delta, so a run reads the subject's size only in C-level
+    copies and comparisons.
+    """
+
+    output: Output
+    selection: Sequence[Event]
+    event_ids: list[str]
+    event_hashes: list[str]
+    event_items: list[Item]  # the items of its events, in order (conflict items after)
+    unresolved: frozenset[ConflictIdentity]
+    open_items: frozenset[str]
+
+    @functools.cached_property
+    def events(self) -> dict[str, Event]:
+        return {e.id: e for e in self.selection}
+
+    @functools.cached_property
+    def claims(self) -> dict[ClaimIdentity, tuple[str, ...]] | None:
+        """Identity -> sources; None when two claims share an identity (no delta then)."""
+        found = {claim_identity(c): c.derived_from for c in self.output.claims}
+        return found if len(found) == len(self.output.claims) else None
+
+    @functools.cached_property
+    def keys(self) -> set[str]:
+        return {c.key for c in self.output.claims}
+
+    @functools.cached_property
+    def claims_by_source(self) -> dict[str, list[Claim]]:
+        found: dict[str, list[Claim]] = {}
+        for claim in self.output.claims:
+            for source in claim.derived_from:
+                found.setdefault(source, []).append(claim)
+        return found
+
+    @functools.cached_property
+    def items_by_source(self) -> dict[str, list[Item]]:
+        found: dict[str, list[Item]] = {}
+        for item in self.event_items:
+            found.setdefault(item.source, []).append(item)
+        return found
+
+    @functools.cached_property
+    def statements(self) -> frozenset[Statement]:
+        return frozenset(self.output.statements)
+
+    @functools.cached_property
+    def stated(self) -> frozenset[str]:
+        stated: set[str] = set()
+        for statement in self.output.statements:
+            stated.update(statement.derived_from)
+        return frozenset(stated)
+
+    @functools.cached_property
+    def cold(self) -> frozenset[str]:
+        return frozenset(self.output.cold)
+
+
+_judged: OrderedDict[int, Judged] = OrderedDict()
+_judged_lock = threading.Lock()  # a server may consolidate on several threads
+
+
+def check(
+    items: Sequence[Item],
+    conflicts: Sequence[Conflict],
+    open_items: Sequence[str],
+    output: Output,
+    selection: Sequence[Event],
+    base: Output | None,
+) -> GateReport:
+    """``gate.check``'s report; on a delta of a ``base`` judged here, only the delta is read."""
+    judged = _on_base(base, items, conflicts, open_items, output, selection)
+    if judged is not None:
+        _remember(judged)
+        return GateReport(passed=True, failures=(), checked_items=len(items))
+    report = gate.check(items, conflicts, open_items, output, selection)
+    if report.passed:
+        _remember(_judged_whole(items, conflicts, open_items, output, selection))
+    return report
+
+
+def _remember(judged: Judged) -> None:
+    key = id(judged.output)  # the record holds the output, so the id stays its own
+    with _judged_lock:
+        _judged[key] = judged
+        _judged.move_to_end(key)
+        total = sum(len(j.event_ids) for j in _judged.values())
+        while len(_judged) > 1 and total > JUDGED_EVENTS:
+            _, dropped = _judged.popitem(last=False)
+            total -= len(dropped.event_ids)
+
+
+def forget_judged() -> None:
+    """What a new process starts with: every base is judged whole again."""
+    with _judged_lock:
+        _judged.clear()
+
+
+register_cache(forget_judged)
+
+
+def _judged_whole(
+    items: Sequence[Item],
+    conflicts: Sequence[Conflict],
+    open_items: Sequence[str],
+    output: Output,
+    selection: Sequence[Event],
+) -> Judged:
+    return Judged(
+        output,
+        selection,
+        [e.id for e in selection],
+        [e.hash for e in selection],
+        list(items[: len(items) - _trailing_conflicts(items, 0)]),
+        _unresolved(conflicts),
+        frozenset(open_items),
+    )
+
+
+def _unresolved(conflicts: Iterable[Conflict]) -> frozenset[ConflictIdentity]:
+    return frozenset((c.id, c.a, c.b, c.key) for c in conflicts if not c.resolved)
+
+
+def _trailing_conflicts(items: Sequence[Item], start: int) -> int:
+    """How many items after ``start`` end the list as conflicts' (extract_items puts
+    them after every event's)."""
+    count = 0
+    while len(items) - count > start and items[-1 - count].kind == gate.CONFLICT_KIND:
+        count += 1
+    return count
+
+
+# ---------------------------------------------------------------------------
+# the delta
+
+
+@dataclass
+class _Delta:
+    """What changed from the base, and the child's own record-to-be."""
+
+    tail: list[Event]
+    tail_items: list[Item]
+    open_items: list[str]
+    unresolved: list[Conflict]
+    claims: list[Claim]  # added or grown
+    statements: list[Statement]  # not among the base's
+    removed: frozenset[Statement]  # the base's, no longer shown
+    child: Judged
+
+
+def _on_base(
+    base: Output | None,
+    items: Sequence[Item],
+    conflicts: Sequence[Conflict],
+    open_items: Sequence[str],
+    output: Output,
+    selection: Sequence[Event],
+) -> Judged | None:
+    """The child's record when the output passes on the delta; None: judge it whole."""
+    with _judged_lock:
+        judged = _judged.get(id(base)) if base is not None else None
+    if judged is None or judged.output is not base:
+        return None
+    delta = _delta(judged, items, conflicts, open_items, output, selection)
+    if delta is None or _delta_failures(delta, judged):
+        return None
+    return delta.child
+
+
+def _delta(
+    judged: Judged,
+    items: Sequence[Item],
+    conflicts: Sequence[Conflict],
+    open_items: Sequence[str],
+    output: Output,
+    selection: Sequence[Event],
+) -> _Delta | None:
+    """The delta, or None when the output is no delta of the base (judge it whole)."""
+    count = len(judged.event_ids)
+    base_events = selection[:count]
+    if len(base_events) != count or [e.id for e in base_events] != judged.event_ids:
+        return None
+    if [e.hash for e in base_events] != judged.event_hashes:
+        return None
+    known = len(judged.event_items)
+    if list(items[:known]) != judged.event_items or _unresolved(conflicts) != judged.unresolved:
+        return None
+    tail = list(selection[count:])
+    opened = frozenset(open_items)
+    if opened.difference(e.id for e in tail) != judged.open_items:
+        return None  # an old event's open mark changed: its binding may have too
+    claims = _changed_claims(judged, output.claims)
+    if claims is None:
+        return None
+    changed, identities = claims
+    end = len(items) - _trailing_conflicts(items, known)
+    tail_items = list(items[known:end])  # the conflicts' items are the base's: checked there
+    if any(item.kind == gate.CONFLICT_KIND for item in tail_items):
+        return None  # not the shape extract_items gives
+    child = _child(judged, output, selection, tail, tail_items, opened, changed, identities)
+    return _Delta(
+        tail,
+        tail_items,
+        list(open_items),
+        [c for c in conflicts if not c.resolved],
+        changed,
+        *_changed_statements(judged, child),
+        child,
+    )
+
+
+def _child(
+    judged: Judged,
+    output: Output,
+    selection: Sequence[Event],
+    tail: list[Event],
+    tail_items: list[Item],
+    opened: frozenset[str],
+    changed: list[Claim],
+    identities: dict[ClaimIdentity, tuple[str, ...]],
+) -> Judged:
+    """The child's record, its lookups made from the base's (C-level copies) and the delta.
+
+    Carried claims stay the base's objects in ``claims_by_source``: they say the same
+    from the same sources, which is all a lookup by source reads."""
+    child = Judged(
+        output,
+        selection,
+        judged.event_ids + [e.id for e in tail],
+        judged.event_hashes + [e.hash for e in tail],
+        judged.event_items + tail_items,
+        judged.unresolved,
+        opened,
+    )
+    child.claims = identities
+    events = dict(judged.events)
+    events.update((e.id, e) for e in tail)
+    child.events = events
+    child.keys = judged.keys.union(c.key for c in changed)
+    # new lists where the delta adds: the base's lists are never changed
+    claims_by_source = dict(judged.claims_by_source)
+    for claim in changed:
+        for source in claim.derived_from:
+            claims_by_source[source] = [*claims_by_source.get(source, ()), claim]
+    child.claims_by_source = claims_by_source
+    items_by_source = dict(judged.items_by_source)
+    for item in tail_items:
+        items_by_source[item.source] = [*items_by_source.get(item.source, ()), item]
+    child.items_by_source = items_by_source
+    return child
+
+
+def _changed_claims(
+    judged: Judged, claims: Sequence[Claim]
+) -> tuple[list[Claim], dict[ClaimIdentity, tuple[str, ...]]] | None:
+    """The output's claims that are not the base's unchanged, and every claim by identity;
+    None when a base claim is removed or narrowed (a statement citing its sources could
+    lose its support unseen) or two claims share an identity."""
+    base = judged.claims
+    if base is None:
+        return None
+    changed: list[Claim] = []
+    kept = 0
+    seen: dict[ClaimIdentity, tuple[str, ...]] = {}
+    for claim in claims:
+        identity = claim_identity(claim)
+        if identity in seen:
+            return None
+        seen[identity] = claim.derived_from
+        sources = base.get(identity)
+        if sources is None:
+            changed.append(claim)
+            continue
+        if sources != claim.derived_from:
+            if not set(sources) <= set(claim.derived_from):
+                return None
+            changed.append(claim)
+        kept += 1
+    return (changed, seen) if kept == len(base) else None
+
+
+def _changed_statements(
+    judged: Judged, child: Judged
+) -> tuple[list[Statement], frozenset[Statement]]:
+    """Statements added, and the base's no longer shown (compared whole, each hashed once;
+    their order matters to no check's verdict: a failure is reported by the whole gate)."""
+    shown, before = child.statements, judged.statements
+    added = shown - before
+    if len(shown) - len(added) == len(before):  # every base statement is still shown
+        return list(added), frozenset()
+    return list(added), before - shown
+
+
+def _delta_failures(delta: _Delta, judged: Judged) -> list[GateFailure]:
+    """The gate's checks of what changed; any failure sends the output to the whole gate."""
+    child = delta.child
+    output, events = child.output, child.events
+    moved = set((child.stated ^ judged.stated) | (child.cold ^ judged.cold))
+    for statement in (*delta.statements, *delta.removed):
+        moved.update(statement.derived_from)
+    moved.intersection_update(events)
+    needed = moved.union(e.id for e in delta.tail)
+    for claim in delta.claims:
+        needed.update(claim.derived_from)
+    needed.intersection_update(events)
+    # only conflicts with a side among the events read: every check asks by event
+    conflicts = [c for c in delta.unresolved if c.a in needed or c.b in needed]
+    own_items = [item for source in needed for item in child.items_by_source.get(source, ())]
+    claims = {id(c): c for s in needed for c in child.claims_by_source.get(s, ())}
+    carried = gate._Carried(list(claims.values()), own_items, keys=child.keys)
+    failures = _claim_and_item_failures(delta, events, conflicts, needed, own_items)
+    if output.unresolved_conflicts != judged.output.unresolved_conflicts:
+        failures += gate._check_conflict_set(delta.unresolved, output.unresolved_conflicts)
+    failures += gate._check_open_items(delta.open_items, output, events)
+    if delta.statements:
+        changed = replace(output, statements=tuple(delta.statements))
+        cited = {s: events[s] for st in delta.statements for s in st.derived_from if s in events}
+        failures += gate._check_statements(changed, events, conflicts, carried)
+        failures += gate._check_statement_fields(changed, cited, carried, delta.open_items)
+    touching = [s for s in output.statements if not moved.isdisjoint(s.derived_from)]
+    failures += check_event_units(replace(output, statements=tuple(touching)), events)
+    placed = [events[e] for e in sorted(moved.union(e.id for e in delta.tail))]
+    failures += gate._check_coverage(carried, conflicts, delta.open_items, output, placed)
+    return failures
+
+
+def _claim_and_item_failures(
+    delta: _Delta,
+    events: dict[str, Event],
+    conflicts: Sequence[Conflict],
+    needed: set[str],
+    own_items: Sequence[Item],
+) -> list[GateFailure]:
+    """Claims added or grown against what their events say; the tail's items covered."""
+    reading = [events[e] for e in needed]  # every source of a changed claim among them
+    failures = gate._check_claims(delta.claims, events, own_items, conflicts, reading)
+    keys = {item.key for item in delta.tail_items}
+    index = gate._ClaimIndex.build(c for c in delta.child.output.claims if c.key in keys)
+    failures += gate._check_items(delta.tail_items, index, {})  # no conflict item among them
+    return failures

@@ -125,6 +125,18 @@ def test_a_base_judged_elsewhere_is_judged_whole(
     assert runs == [1]
 
 
+def test_a_child_replaces_its_base(
+    child: tuple[GenerationRequest, Output], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One record per subject: the next run builds on the child, not on its base again."""
+    scope, output = child
+    runs = whole_gate_runs(monkeypatch)
+    assert on_delta(scope, output).passed and runs == []
+    grandchild = request(BASE + TAIL, output)
+    assert on_delta(grandchild, output).passed and runs == []  # the child is now the base
+    assert on_delta(scope, output).passed and runs == [1]  # its base is forgotten
+
+
 def _drop_tail_rule(output: Output) -> Output:
     rule = TAIL[1].id
     kept = tuple(s for s in output.statements if rule not in s.derived_from)
@@ -317,8 +329,8 @@ def test_an_unresolved_conflict_is_judged_alike(mutation: Callable[[Output], Out
     assert on_delta(base_scope, base).passed
     scope = request(BASE + RIVALS + TAIL, base, conflicts=(CONFLICT,))
     output = generated(scope)
-    assert on_delta(scope, output) == whole(scope, output) == GateReport(True, (), len(scope.items))
     mutated = mutation(output)
     expected = whole(scope, mutated)
     assert not expected.passed
     assert on_delta(scope, mutated) == expected
+    assert on_delta(scope, output) == whole(scope, output) == GateReport(True, (), len(scope.items))

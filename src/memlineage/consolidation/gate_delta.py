@@ -132,7 +132,7 @@ def check(
     """``gate.check``'s report; on a delta of a ``base`` judged here, only the delta is read."""
     judged = _on_base(base, items, conflicts, open_items, output, selection)
     if judged is not None:
-        _remember(judged)
+        _remember(judged, replacing=base)
         return GateReport(passed=True, failures=(), checked_items=len(items))
     report = gate.check(items, conflicts, open_items, output, selection)
     if report.passed:
@@ -140,9 +140,13 @@ def check(
     return report
 
 
-def _remember(judged: Judged) -> None:
+def _remember(judged: Judged, replacing: Output | None = None) -> None:
+    """Keep ``judged``; a child replaces its base: the next run builds on the child (and
+    one that builds on the base again is judged whole), so a subject holds one record."""
     key = id(judged.output)  # the record holds the output, so the id stays its own
     with _judged_lock:
+        if replacing is not None:
+            _judged.pop(id(replacing), None)
         _judged[key] = judged
         _judged.move_to_end(key)
         total = sum(len(j.event_ids) for j in _judged.values())

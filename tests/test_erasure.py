@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import os
 import subprocess
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ from memlineage.consolidation.generators.deterministic import DeterministicGener
 from memlineage.errors import BadInput
 from memlineage.operations.evaluate import GoldFact
 from memlineage.operations.queue import RetryPolicy
+from memlineage.recall.prompt import render
 from memlineage.store import scrub as erasure
 from memlineage.store.base import SqlStore
 
@@ -284,3 +288,39 @@ def test_erase_on_a_full_disk_commits_and_says_the_purge_is_pending(tmp_path: Pa
         for file in (db, Path(f"{db}-wal")):
             if file.exists():
                 assert TAIL not in file.read_bytes(), file
+
+
+def _objects_holding(needle: str) -> list[str]:
+    """Every live container or object whose strings hold ``needle``: what a memory dump
+    of this process would show."""
+    gc.collect()
+    found = []
+    for obj in gc.get_objects():
+        if isinstance(obj, dict):
+            values: Iterable[object] = (*obj.keys(), *obj.values())
+        elif isinstance(obj, list | tuple | set | frozenset):
+            values = obj
+        elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            values = (getattr(obj, f.name, None) for f in dataclasses.fields(obj))
+        else:
+            continue
+        if any(isinstance(v, str) and needle in v for v in values):
+            found.append(type(obj).__name__)
+    return found
+
+
+def test_the_erasing_process_keeps_no_copy_of_the_text(memory: Memory) -> None:
+    """Extraction, rendering, token counts, parsed summaries and the gate keep what they
+    read per process; an erasure empties them in the process that erased."""
+    secret = f"Quokka{uuid.uuid4().hex[:10]}"
+    memory.add(
+        [{"id": "m-1", "subject": "u", "text": f"My locker code is {secret}, never share it."}]
+    )
+    memory.add([{"id": "m-2", "subject": "u", "text": "We talked about lunch."}])
+    memory.consolidate("u")
+    memory.add([{"id": "m-3", "subject": "u", "text": "The gym opens at 6."}])
+    memory.consolidate("u")
+    assert "Quokka" in render(memory.recall("u", query="locker code", budget=200), "markdown")
+    assert _objects_holding(secret)  # it was read and remembered
+    memory.erase("m-1", reason="asked by the user")
+    assert _objects_holding(secret) == []

@@ -45,6 +45,10 @@ class TiktokenTokenizer:
         self._last = (text, count)
         return count
 
+    def forget(self) -> None:
+        """Drop the last long text's count (and with it the text)."""
+        self._last = None
+
     def count_uncached(self, text: str) -> int:
         """``count`` without its memo: for a caller that keeps its own."""
         return _count(self._encoding, text)
@@ -76,3 +80,9 @@ def _encoding(name: str) -> tiktoken.Encoding:
 def default_tokenizer() -> TiktokenTokenizer:
     """The process-wide tokenizer every budget is counted with."""
     return TiktokenTokenizer()
+
+
+def forget_counts() -> None:
+    """Drop every remembered count and the texts they are keyed by (meaning/caches.py)."""
+    _cached_count.cache_clear()
+    default_tokenizer().forget()

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from memlineage.consolidation.parts import part_mark
+from memlineage.meaning import caches
 from memlineage.meaning.extract import ITEM_CACHE_SIZE
 from memlineage.meaning.values import read_timestamp
 from memlineage.model import Statement
@@ -187,3 +188,12 @@ def _newest_first(statements: Sequence[Statement], indexes: list[int]) -> list[i
         return (instant is None, -instant.timestamp() if instant else 0.0, index)
 
     return sorted(indexes, key=key)
+
+
+def _forget() -> None:
+    global _last
+    _last = None
+    _parsed.cache_clear()
+
+
+caches.register(_forget)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from memlineage.meaning import extract
+from memlineage.meaning import caches, extract
 from memlineage.meaning.extract.sentiment import stance_score, vader
 from memlineage.meaning.values import canonical
 from memlineage.model import EVENT_KINDS, Event, Item
@@ -94,6 +94,9 @@ def _item_fields(item: str) -> tuple[str, str, str, int, str]:
     """A stored item's fields; cached, as a detection run reads the same items often."""
     kind, family, magnitude, stance, topic = json.loads(item)
     return kind, family, magnitude, stance, topic
+
+
+caches.register(_item_fields.cache_clear)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from typing import Any
 
 from dateutil.parser import isoparse
 
+from memlineage.meaning import caches
 from memlineage.model import FactValue
 
 Canonical = tuple[str, str]
@@ -494,6 +495,9 @@ def canonical(value: FactValue, unit: str | None) -> Canonical:
     if not math.isfinite(number):
         return ("number", repr(number))
     return _canonical_number(number, unit)
+
+
+caches.register(canonical.cache_clear)
 
 
 def _canonical_number(number: float, unit: str | None) -> Canonical:

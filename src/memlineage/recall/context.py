@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memlineage.meaning import caches
 from memlineage.tokens import default_tokenizer
 
 MAX_QUERY_TERMS = 32
@@ -77,6 +78,9 @@ def count_tokens(text: str) -> int:
     every line counted (young garbage collections every few recalls).
     """
     return default_tokenizer().count_uncached(text)
+
+
+caches.register(count_tokens.cache_clear)
 
 
 def query_terms(query: str | None) -> list[str]:

@@ -21,7 +21,7 @@ from dataclasses import replace
 from memlineage.consolidation.alias import why_not_summary
 from memlineage.consolidation.parts import event_parts
 from memlineage.consolidation.render import render_summary
-from memlineage.meaning import binding, extract
+from memlineage.meaning import binding, caches, extract
 from memlineage.meaning.binding import is_binding, may_bind
 from memlineage.model import Claim, Conflict, Event, Operation, Output
 from memlineage.raw.validity import TrustPolicy, source_state
@@ -138,6 +138,7 @@ def gather(
 
 # A summary's text, rendered once per statements (a pure function of immutable ones).
 _rendered = functools.lru_cache(maxsize=256)(render_summary)
+caches.register(_rendered.cache_clear)
 
 # The cold events a recall by meaning adds, per subject: more than a 1,764-token
 # budget holds of LoCoMo's lines (about 25 tokens each) for one of two speakers.

@@ -30,6 +30,8 @@ from collections.abc import Sequence
 
 import Stemmer
 
+from memlineage.meaning import caches
+
 K1 = 1.2
 B = 0.75
 
@@ -148,6 +150,9 @@ NAMED_WEIGHT = 1.5
 def names_of(subject: str, speaker: str | None) -> frozenset[str]:
     """The words that name whose a passage is: its subject id's and its speaker's."""
     return frozenset(_WORD.findall(f"{subject} {speaker or ''}".lower()))
+
+
+caches.register(names_of.cache_clear)
 
 
 def named(

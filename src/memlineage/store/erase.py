@@ -16,7 +16,8 @@ One transaction, the subject's clock lock first (I7):
 
 Then the backend purges what the database keeps of old row versions (SQLite:
 ``secure_delete`` zeroes freed space, and a WAL checkpoint truncates the log;
-PostgreSQL: see docs/concepts.md on VACUUM).
+PostgreSQL: see docs/concepts.md on VACUUM), and this process empties every
+cache that may hold a copy of the text (meaning/caches.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from memlineage.errors import BadInput
+from memlineage.meaning import caches
 from memlineage.model import OpKind
 from memlineage.raw.ingest import utc_now
 from memlineage.store import scrub as erasure
@@ -44,7 +46,9 @@ class EraseMixin(StoreCore):
         erased already: erasing again finishes a purge a full disk or a reader stopped.
         """
         done = self._erase_rows(tenant, event_id, reason, erased_by)
-        return replace(done, purged=self._purge_erased())
+        purged = self._purge_erased()
+        caches.clear_all()  # what this process remembered of the text (meaning/caches.py)
+        return replace(done, purged=purged)
 
     def _erase_rows(self, tenant: str, event_id: str, reason: str, erased_by: str) -> Erased:
         if not reason.strip():

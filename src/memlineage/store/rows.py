@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
+from memlineage.meaning import caches
 from memlineage.model import (
     Artifact,
     ArtifactStatus,
@@ -166,6 +167,8 @@ output_from_json: ParsedTexts[Output] = ParsedTexts(
 manifest_from_json: ParsedTexts[Manifest] = ParsedTexts(
     lambda text: Manifest.from_json(json.loads(text)), MANIFEST_CACHE
 )
+caches.register(output_from_json.cache_clear)
+caches.register(manifest_from_json.cache_clear)
 
 
 def dumps(value: Any) -> str:

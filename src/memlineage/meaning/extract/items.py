@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 
+from memlineage.meaning import caches
 from memlineage.meaning.extract.clauses import clause_items, clause_value, content_words, slug
 from memlineage.meaning.extract.patterns import (
     AFTER_DENIAL,
@@ -129,26 +130,15 @@ def sentence_items(sentence: str, scope: str, today: date | None) -> tuple[Found
     return tuple(_sentence_items(sentence, scope, today))
 
 
-#: how to empty the per-process caches of the layers above extraction (binding's);
-#: they register here so that one call empties them all without this module knowing them
-_OTHER_CACHES: list[Callable[[], None]] = []
-
-
 def register_cache(clear: Callable[[], None]) -> None:
-    """Have :func:`clear_caches` call ``clear`` too."""
-    _OTHER_CACHES.append(clear)
+    """Have :func:`clear_caches` (and an erasure) call ``clear`` too."""
+    caches.register(clear)
 
 
 def clear_caches() -> None:
-    """Forget every event and text extraction remembered: what a new process starts
-    with (benchmarks measure the work, not the cache)."""
-    for clear in _OTHER_CACHES:
-        clear()
-    cached_event_items.cache_clear()
-    sentence_items.cache_clear()
-    cached_windows.cache_clear()
-    _stamp_day.cache_clear()
-    stance_score.cache_clear()
+    """Forget every cache of stored text (meaning/caches.py), extraction's included:
+    what a new process starts with (benchmarks measure the work, not the cache)."""
+    caches.clear_all()
 
 
 def _event_items(event: Event) -> list[Item]:
@@ -392,3 +382,7 @@ def _scope_polarity(sentence: Sentence, span: Span) -> bool:
     marks = sentence.denial_marks.get(clause_start, [])
     denials = bisect.bisect_right(marks, span.start)
     return (denials % 2 == 0) != _denied_after(sentence, span, clause_end)
+
+
+for _cache in (cached_event_items, sentence_items, cached_windows, _stamp_day, stance_score):
+    register_cache(_cache.cache_clear)

@@ -191,6 +191,7 @@ def _newest_first(statements: Sequence[Statement], indexes: list[int]) -> list[i
 
 
 def _forget() -> None:
+    """The last summary rendered and the parsed stamps go (meaning/caches.py)."""
     global _last
     _last = None
     _parsed.cache_clear()

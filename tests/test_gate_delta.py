@@ -12,6 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memlineage import Memory
 from memlineage.consolidation import gate, gate_delta
@@ -334,3 +336,77 @@ def test_an_unresolved_conflict_is_judged_alike(mutation: Callable[[Output], Out
     assert not expected.passed
     assert on_delta(scope, mutated) == expected
     assert on_delta(scope, output) == whole(scope, output) == GateReport(True, (), len(scope.items))
+
+
+# ---------------------------------------------------------------------------
+# random subjects, random tails, random edits: both gates always agree
+
+POOL = (
+    *BASE_TEXTS,
+    *TAIL_TEXTS,
+    "Never store passwords in the wiki.",
+    "TODO: renew the domain before 2024-06-30.",
+    "The deposit was $250, paid on 2024-04-12.",
+    "Bob is allergic to peanuts.",
+    "Thanks, see you tomorrow!",
+    "The server has 64 GB of memory.",
+    "I no longer drink coffee.",
+    "Carol said the launch moved to 2024-05-09.",
+)
+
+
+def _edited(output: Output, edit: int, pick: int) -> Output:
+    """One of eight edits of a passing output, at position ``pick`` (most are rejected)."""
+    claims, statements = list(output.claims), list(output.statements)
+    if edit == 0 and claims:
+        del claims[pick % len(claims)]
+    elif edit == 1 and statements:
+        del statements[pick % len(statements)]
+    elif edit == 2 and output.cold:
+        cold = list(output.cold)
+        del cold[pick % len(cold)]
+        return replace(output, cold=tuple(cold))
+    elif edit == 3 and claims:
+        claim = claims[pick % len(claims)]
+        claims[pick % len(claims)] = replace(claim, derived_from=claim.derived_from[:1])
+    elif edit == 4 and claims:
+        claim = claims[pick % len(claims)]
+        claims[pick % len(claims)] = replace(claim, value=f"{claim.value}!")
+    elif edit == 5 and statements:
+        statement = statements[pick % len(statements)]
+        statements[pick % len(statements)] = replace(statement, kind="constraint")
+    elif edit == 6 and statements:
+        statement = statements[pick % len(statements)]
+        statements[pick % len(statements)] = replace(statement, text=statement.text[:-1])
+    elif edit == 7 and statements:
+        moved = statements.pop(pick % len(statements))
+        return replace(
+            output, statements=tuple(statements), cold=(*output.cold, *moved.derived_from)
+        )
+    return replace(output, claims=tuple(claims), statements=tuple(statements))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.sampled_from(POOL), min_size=2, max_size=14),
+    split=st.integers(min_value=1, max_value=13),
+    contested=st.booleans(),
+    edit=st.integers(min_value=-1, max_value=7),
+    pick=st.integers(min_value=0, max_value=50),
+)
+def test_both_gates_agree_on_random_tails_and_edits(
+    texts: list[str], split: int, contested: bool, edit: int, pick: int
+) -> None:
+    events = tuple(event(n + 1, text) for n, text in enumerate(texts))
+    contested = contested and len(events) > 2  # both sides among the base's events
+    split = min(max(split, 2 if contested else 1), len(events) - 1)
+    conflicts = (Conflict(id="c-1", a=events[0].id, b=events[1].id),) if contested else ()
+    gate_delta.forget_judged()
+    base_scope = request(events[:split], conflicts=conflicts)
+    base = generated(base_scope)
+    assert on_delta(base_scope, base).passed
+    scope = replace(request(events, base, conflicts), parent_covers_through=split)
+    output = generated(scope)
+    if edit >= 0:
+        output = _edited(output, edit, pick)
+    assert on_delta(scope, output) == whole(scope, output)

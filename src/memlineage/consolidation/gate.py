@@ -21,8 +21,9 @@ from memlineage.consolidation.unit_checks import (
     check_event_units,
     quote,
 )
+from memlineage.meaning import caches
 from memlineage.meaning.binding import binding_reasons, shown_kind
-from memlineage.meaning.extract import ITEM_CACHE_SIZE, event_items, register_cache, text_values
+from memlineage.meaning.extract import ITEM_CACHE_SIZE, event_items, text_values
 from memlineage.meaning.values import (
     Canonical,
     canonical,
@@ -710,7 +711,7 @@ def _value_carries(value: FactValue, unit: str | None, deep: bool) -> frozenset[
     return frozenset(carried)
 
 
-register_cache(_value_carries.cache_clear)
+caches.register(_value_carries.cache_clear)
 
 
 def _date_parts(value: str) -> list[Canonical]:

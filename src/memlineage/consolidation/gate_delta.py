@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from memlineage.consolidation import gate
 from memlineage.consolidation.unit_checks import check_event_units
-from memlineage.meaning.extract import register_cache
+from memlineage.meaning import caches
 from memlineage.model import (
     Claim,
     Conflict,
@@ -161,7 +161,7 @@ def forget_judged() -> None:
         _judged.clear()
 
 
-register_cache(forget_judged)
+caches.register(forget_judged)
 
 
 def _judged_whole(

@@ -34,7 +34,7 @@ import functools
 import re
 from collections.abc import Collection, Sequence
 
-from memlineage.meaning import extract
+from memlineage.meaning import caches, extract
 from memlineage.meaning.extract import is_open_item, split_sentences
 from memlineage.meaning.extract.patterns import MEASURED_OBLIGATION, folded, holds_any
 from memlineage.model import Event, Item
@@ -211,7 +211,7 @@ def _rule_clause(clause: str) -> bool:
     )
 
 
-extract.register_cache(_rule_clause.cache_clear)
+caches.register(_rule_clause.cache_clear)
 
 
 def binding_reasons(
@@ -272,7 +272,7 @@ def text_reasons(text: str, chat: bool) -> frozenset[str]:
     return frozenset(found)
 
 
-extract.register_cache(text_reasons.cache_clear)
+caches.register(text_reasons.cache_clear)
 
 #: the event kind a binding event without a kind of its own is shown under
 _SHOWN_KIND = {RULE: "constraint", SCOPE: "constraint", AVERSION: "preference",

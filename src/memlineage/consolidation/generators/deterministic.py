@@ -42,8 +42,9 @@ from memlineage.consolidation.render import (
     shown_date,
     statement_line,
 )
+from memlineage.meaning import caches
 from memlineage.meaning.binding import binding_reasons, is_binding, shown_kind
-from memlineage.meaning.extract import ITEM_CACHE_SIZE, register_cache
+from memlineage.meaning.extract import ITEM_CACHE_SIZE
 from memlineage.meaning.values import Canonical, canonical
 from memlineage.model import Claim, Conflict, Event, Item, Statement
 from memlineage.tokens import Tokenizer, default_tokenizer
@@ -215,7 +216,7 @@ def _single_unit(
     return _unit((event,), items, text, contested, binding, is_open)
 
 
-register_cache(_single_unit.cache_clear)
+caches.register(_single_unit.cache_clear)
 
 
 def _unit(
@@ -263,7 +264,7 @@ def _small_talk(text: str) -> bool:
     return all(word in _SMALL_TALK for word in words) and not any(ch.isdigit() for ch in text)
 
 
-register_cache(_small_talk.cache_clear)
+caches.register(_small_talk.cache_clear)
 
 
 # ---------------------------------------------------------------------------

@@ -30,7 +30,6 @@ from memlineage.meaning.extract.items import (
     extract_items,
     is_open_item,
     item_id,
-    register_cache,
 )
 from memlineage.meaning.extract.patterns import MAX_SENTENCE_CHARS
 from memlineage.meaning.extract.recognisers import text_values
@@ -54,7 +53,6 @@ __all__ = [
     "extract_items",
     "is_open_item",
     "item_id",
-    "register_cache",
     "sentence_spans",
     "sentence_windows",
     "sentiment_lexicon",

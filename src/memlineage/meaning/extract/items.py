@@ -9,7 +9,7 @@ import bisect
 import functools
 import hashlib
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date
 
 from memlineage.meaning import caches
@@ -130,11 +130,6 @@ def sentence_items(sentence: str, scope: str, today: date | None) -> tuple[Found
     return tuple(_sentence_items(sentence, scope, today))
 
 
-def register_cache(clear: Callable[[], None]) -> None:
-    """Have :func:`clear_caches` (and an erasure) call ``clear`` too."""
-    caches.register(clear)
-
-
 def clear_caches() -> None:
     """Forget every cache of stored text (meaning/caches.py), extraction's included:
     what a new process starts with (benchmarks measure the work, not the cache)."""
@@ -207,7 +202,7 @@ def _marks_open(text: str) -> bool:
     return any(not _measured_remainder(text, m) for m in OPEN_MARKERS.finditer(text))
 
 
-register_cache(_marks_open.cache_clear)
+caches.register(_marks_open.cache_clear)
 
 
 def _measured_remainder(text: str, marker: re.Match[str]) -> bool:
@@ -385,4 +380,4 @@ def _scope_polarity(sentence: Sentence, span: Span) -> bool:
 
 
 for _cache in (cached_event_items, sentence_items, cached_windows, _stamp_day, stance_score):
-    register_cache(_cache.cache_clear)
+    caches.register(_cache.cache_clear)

@@ -26,6 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from memlineage.consolidation import gate
 from memlineage.consolidation.unit_checks import check_event_units
@@ -44,6 +45,7 @@ from memlineage.model import (
 #: a claim's content without its sources; the value's type keeps True and 1 apart
 ClaimIdentity = tuple[str, type, object, str | None, bool, str, str]
 ConflictIdentity = tuple[str, str, str, str | None]
+T = TypeVar("T")
 
 #: judged outputs remembered per process, counted in the events they were judged
 #: over: a worker's recent subjects, bounded like the item caches
@@ -177,13 +179,13 @@ def _judged_whole(
         [e.id for e in selection],
         [e.hash for e in selection],
         list(items[: len(items) - _trailing_conflicts(items, 0)]),
-        _unresolved(conflicts),
+        _identities(c for c in conflicts if not c.resolved),
         frozenset(open_items),
     )
 
 
-def _unresolved(conflicts: Iterable[Conflict]) -> frozenset[ConflictIdentity]:
-    return frozenset((c.id, c.a, c.b, c.key) for c in conflicts if not c.resolved)
+def _identities(unresolved: Iterable[Conflict]) -> frozenset[ConflictIdentity]:
+    return frozenset((c.id, c.a, c.b, c.key) for c in unresolved)
 
 
 def _trailing_conflicts(items: Sequence[Item], start: int) -> int:
@@ -248,7 +250,8 @@ def _delta(
     if [e.hash for e in base_events] != judged.event_hashes:
         return None
     known = len(judged.event_items)
-    if list(items[:known]) != judged.event_items or _unresolved(conflicts) != judged.unresolved:
+    unresolved = [c for c in conflicts if not c.resolved]
+    if list(items[:known]) != judged.event_items or _identities(unresolved) != judged.unresolved:
         return None
     tail = list(selection[count:])
     opened = frozenset(open_items)
@@ -267,7 +270,7 @@ def _delta(
         tail,
         tail_items,
         list(open_items),
-        [c for c in conflicts if not c.resolved],
+        unresolved,
         changed,
         *_changed_statements(judged, child),
         child,
@@ -302,17 +305,20 @@ def _child(
     events.update((e.id, e) for e in tail)
     child.events = events
     child.keys = judged.keys.union(c.key for c in changed)
-    # new lists where the delta adds: the base's lists are never changed
-    claims_by_source = dict(judged.claims_by_source)
-    for claim in changed:
-        for source in claim.derived_from:
-            claims_by_source[source] = [*claims_by_source.get(source, ()), claim]
-    child.claims_by_source = claims_by_source
-    items_by_source = dict(judged.items_by_source)
-    for item in tail_items:
-        items_by_source[item.source] = [*items_by_source.get(item.source, ()), item]
-    child.items_by_source = items_by_source
+    child.claims_by_source = _added(
+        judged.claims_by_source, ((s, c) for c in changed for s in c.derived_from)
+    )
+    child.items_by_source = _added(judged.items_by_source, ((i.source, i) for i in tail_items))
     return child
+
+
+def _added(found: dict[str, list[T]], pairs: Iterable[tuple[str, T]]) -> dict[str, list[T]]:
+    """A copy of ``found`` with each value appended under its key, in new lists where it
+    adds: the base's lists are never changed."""
+    copy = dict(found)
+    for key, value in pairs:
+        copy[key] = [*copy.get(key, ()), value]
+    return copy
 
 
 def _changed_claims(

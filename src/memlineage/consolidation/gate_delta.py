@@ -31,6 +31,7 @@ from typing import TypeVar
 from memlineage.consolidation import gate
 from memlineage.consolidation.unit_checks import check_event_units
 from memlineage.meaning import caches
+from memlineage.meaning.extract import trailing_conflict_items
 from memlineage.model import (
     Claim,
     Conflict,
@@ -178,7 +179,7 @@ def _judged_whole(
         selection,
         [e.id for e in selection],
         [e.hash for e in selection],
-        list(items[: len(items) - _trailing_conflicts(items, 0)]),
+        list(items[: len(items) - trailing_conflict_items(items)]),
         _identities(c for c in conflicts if not c.resolved),
         frozenset(open_items),
     )
@@ -186,15 +187,6 @@ def _judged_whole(
 
 def _identities(unresolved: Iterable[Conflict]) -> frozenset[ConflictIdentity]:
     return frozenset((c.id, c.a, c.b, c.key) for c in unresolved)
-
-
-def _trailing_conflicts(items: Sequence[Item], start: int) -> int:
-    """How many items after ``start`` end the list as conflicts' (extract_items puts
-    them after every event's)."""
-    count = 0
-    while len(items) - count > start and items[-1 - count].kind == gate.CONFLICT_KIND:
-        count += 1
-    return count
 
 
 # ---------------------------------------------------------------------------
@@ -261,7 +253,7 @@ def _delta(
     if claims is None:
         return None
     changed, identities = claims
-    end = len(items) - _trailing_conflicts(items, known)
+    end = len(items) - trailing_conflict_items(items, known)
     tail_items = list(items[known:end])  # the conflicts' items are the base's: checked there
     if any(item.kind == gate.CONFLICT_KIND for item in tail_items):
         return None  # not the shape extract_items gives

@@ -99,10 +99,15 @@ def judge(raw: object, scope: GenerationRequest) -> tuple[Output | None, GateRep
         except parse.OutputRejected as exc:
             failure = GateFailure(f"parse_{exc.code}", exc.field, str(exc))
             return None, GateReport(False, (failure,))
-        report = gate_delta.check(
+        return output, judge_output(output, scope)
+
+
+def judge_output(output: Output, scope: GenerationRequest) -> GateReport:
+    """Gate an output that is already typed (the built-in generator's) against a scope."""
+    with collector.paused():
+        return gate_delta.check(
             scope.items, scope.conflicts, scope.open_items, output, scope.events, scope.parent
         )
-    return output, report
 
 
 def generate(
@@ -133,12 +138,16 @@ def _generate_once(generator: Generator, request: GenerationRequest) -> Generate
             output, report, reason, status, generator.prompt_version, generator.model_snapshot
         )
 
-    try:
-        raw = generator.generate(request)
+    builtin = generator if type(generator) is DeterministicGenerator else None
+    try:  # the built-in's output is typed already: no JSON round trip
+        answer = builtin.output(request) if builtin else generator.generate(request)
     except Exception as exc:  # a generator is foreign code: its crash fails the artifact
         failure = GateFailure("generation_failed", generator.name, f"{type(exc).__name__}: {exc}")
         return done(None, GateReport(False, (failure,)), GENERATION_FAILED)
-    output, report = judge(raw, request)
+    if builtin:
+        output, report = answer, judge_output(answer, request)
+    else:
+        output, report = judge(answer, request)
     if output is None:
         return done(None, report, "output rejected by the parser")
     return done(output, report, None if report.passed else "gate failed")

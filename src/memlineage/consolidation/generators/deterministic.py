@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memlineage.consolidation.gate import CONFLICT_KIND
@@ -44,9 +46,9 @@ from memlineage.consolidation.render import (
 )
 from memlineage.meaning import caches
 from memlineage.meaning.binding import binding_reasons, is_binding, shown_kind
-from memlineage.meaning.extract import ITEM_CACHE_SIZE
+from memlineage.meaning.extract import ITEM_CACHE_SIZE, trailing_conflict_items
 from memlineage.meaning.values import Canonical, canonical
-from memlineage.model import Claim, Conflict, Event, Item, Statement
+from memlineage.model import Claim, Conflict, Event, Item, Output, Statement
 from memlineage.tokens import Tokenizer, default_tokenizer
 
 #: explicit event kinds, worth more than an event of no kind when the budget chooses
@@ -82,32 +84,37 @@ class DeterministicGenerator:
         self.tokenizer = tokenizer
 
     def generate(self, request: GenerationRequest) -> dict[str, Any]:
+        return self.output(request).to_json()
+
+    def output(self, request: GenerationRequest) -> Output:
+        """``generate``'s output as typed objects: what parsing its JSON gives (a test
+        holds it), without the round trip (consolidation gates it as it is)."""
         unresolved = sorted((c for c in request.conflicts if not c.resolved), key=lambda c: c.id)
         side_of: dict[str, str] = {}
         for conflict in unresolved:  # sorted by id: an event's first conflict marks it
             side_of.setdefault(conflict.a, conflict.id)
             side_of.setdefault(conflict.b, conflict.id)
-        by_source: dict[str, list[Item]] = {}
-        for item in request.items:
-            if item.kind != CONFLICT_KIND:
-                by_source.setdefault(item.source, []).append(item)
-        claims = _claims(request.items, unresolved, side_of)
-        units = _units(request, by_source, side_of)
+        sides = {c.id: (c.a, c.b) for c in unresolved}
+        built = _built_for(request, unresolved, sides, side_of)
+        conflict_items = request.items[len(built.items) :]
+        claims = built.claims_with(conflict_items, sides, side_of)
+        units = built.units()
         if request.budget is not None:
             units = _fit(units, request.budget, self.tokenizer or default_tokenizer())
-        statements = [s for unit in units for s in unit.statements]
+        statements = tuple(s for unit in units for s in unit.statements)
         stated = {s for st in statements for s in st.derived_from}
-        return {
-            "claims": [c.to_json() for c in claims],
-            "openItems": list(request.open_items),
-            "unresolvedConflicts": [c.id for c in unresolved],
-            "cold": [e.id for e in request.events if e.id not in stated],
-            "statements": [s.to_json() for s in statements],
-        }
+        _keep(request.subject, built)
+        return Output(
+            claims=tuple(claims),
+            open_items=tuple(request.open_items),
+            unresolved_conflicts=tuple(c.id for c in unresolved),
+            cold=tuple(e.id for e in request.events if e.id not in stated),
+            statements=statements,
+        )
 
 
 # ---------------------------------------------------------------------------
-# claims
+# what a build leaves: drafts and units, extended by the next run's tail
 
 
 @dataclass
@@ -120,33 +127,204 @@ class _ClaimDraft:
     sources: dict[str, None]
     text: str
 
+    def adding(self, kind: str, sources: Sequence[str]) -> None:
+        if kind == CONFLICT_KIND:
+            self.kind = CONFLICT_KIND
+        self.sources.update(dict.fromkeys(sources))
 
-def _claims(
-    items: Sequence[Item], unresolved: Sequence[Conflict], side_of: dict[str, str]
-) -> list[Claim]:
-    """One claim per distinct (key, canonical value, polarity), deriving from every source."""
-    sides = {c.id: (c.a, c.b) for c in unresolved}
-    drafts: dict[Identity, _ClaimDraft] = {}
-    for item in items:
-        identity = (item.key, canonical(item.value, item.unit), item.polarity)
-        if item.kind == CONFLICT_KIND:
-            sources: tuple[str, ...] = sides.get(str(item.value), (item.source,))
-            text = f"unresolved conflict {item.value} between {' and '.join(sources)}"
-            kind = CONFLICT_KIND
-        else:
-            sources, text = (item.source,), item.clause or _bare(item)
-            kind = CONFLICT_KIND if item.source in side_of else item.kind
-        draft = drafts.get(identity)
+    def copy(self) -> _ClaimDraft:
+        return replace(self, sources=dict(self.sources))
+
+    def built(self) -> Claim:
+        return Claim(
+            self.key, self.value, self.unit, self.polarity, self.kind,
+            tuple(self.sources), self.text,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _ConflictClaims:
+    """What the unresolved conflicts' items add to a build's claims: claims of their
+    own, and the build's claims they add sources to (by position)."""
+
+    items: list[Item]
+    own: list[Claim]
+    grown: dict[int, Claim]
+
+
+GroupKey = tuple[str, str | None, str | None, str | None]  # text, speaker, project, conflict
+
+
+@dataclass
+class _Built:
+    """What a build over a selection leaves, in the order a whole build makes it.
+
+    A run over the same selection plus a tail (same unresolved conflicts, the
+    same open marks on the old events: what a quiet tail leaves) extends it by
+    the tail alone: the tail's items join their claims, its events their
+    groups, and only the groups it touched get their unit built again. A
+    whole build is the extension of an empty one, so both make the same
+    output (tests/test_generator_delta.py holds it on random tails).
+    """
+
+    events: list[Event] = field(default_factory=list)
+    ids: set[str] = field(default_factory=set)
+    items: list[Item] = field(default_factory=list)  # the conflicts' own items aside
+    unresolved: frozenset[tuple[str, str, str]] = frozenset()
+    open_ids: set[str] = field(default_factory=set)  # open marks among ``ids``
+    by_source: dict[str, list[Item]] = field(default_factory=dict)
+    drafts: dict[Identity, _ClaimDraft] = field(default_factory=dict)
+    claims: list[Claim] = field(default_factory=list)  # the drafts', in their order
+    position: dict[Identity, int] = field(default_factory=dict)
+    conflict_claims: _ConflictClaims | None = None  # the last run's, while still right
+    groups: dict[GroupKey, list[Event]] = field(default_factory=dict)
+    slots: list[_Unit | None] = field(default_factory=list)  # one per group, in order
+    slot_of: dict[GroupKey, int] = field(default_factory=dict)
+
+    def tail_of(
+        self, request: GenerationRequest, unresolved: frozenset[tuple[str, str, str]]
+    ) -> tuple[Sequence[Event], Sequence[Item]] | None:
+        """The events and items ``request`` adds to this build; None: build it whole."""
+        known, read = len(self.events), len(self.items)
+        if known > len(request.events) or read > len(request.items):
+            return None
+        if unresolved != self.unresolved:
+            return None  # a contested mark moved: any group may have
+        if list(request.events[:known]) != self.events:
+            return None  # every field: an event's hash is only as good as its maker
+        if list(request.items[:read]) != self.items:
+            return None
+        if {i for i in request.open_items if i in self.ids} != self.open_ids:
+            return None  # an old task closed (or opened): its group's binding may differ
+        end = len(request.items) - trailing_conflict_items(request.items, read)
+        items = request.items[read:end]
+        if any(item.kind != CONFLICT_KIND and item.source in self.ids for item in items):
+            return None  # a new item of an old event: not the shape extraction gives
+        return request.events[known:], items
+
+    def extend(
+        self,
+        events: Sequence[Event],
+        items: Sequence[Item],
+        request: GenerationRequest,
+        sides: dict[str, tuple[str, str]],
+        side_of: dict[str, str],
+    ) -> None:
+        """Add ``events`` and their ``items`` (the conflicts' items excepted)."""
+        touched: dict[Identity, None] = {}
+        for item in items:
+            touched[self._add_item(item, sides, side_of)] = None
+            if item.kind != CONFLICT_KIND:
+                self.by_source.setdefault(item.source, []).append(item)
+        self.items.extend(items)
+        self._rebuild_claims(touched)
+        grown: dict[GroupKey, None] = {}
+        for event in events:
+            text = " ".join(event.text.split())
+            if not text:
+                continue  # no text: its claims carry its facts; it is listed cold
+            key = (text, event.speaker, event.project, side_of.get(event.id))
+            members = self.groups.get(key)
+            if members is None:
+                self.groups[key] = members = []
+                self.slot_of[key] = len(self.slots)
+                self.slots.append(None)
+            members.append(event)
+            grown[key] = None
+        open_ids = set(request.open_items)
+        for key in grown:
+            self.slots[self.slot_of[key]] = _group_unit(
+                key, self.groups[key], self.by_source, open_ids, side_of
+            )
+        self.events.extend(events)
+        self.ids.update(e.id for e in events)
+        self.open_ids = {i for i in request.open_items if i in self.ids}
+
+    def _add_item(
+        self,
+        item: Item,
+        sides: dict[str, tuple[str, str]],
+        side_of: dict[str, str],
+    ) -> Identity:
+        identity, kind, sources, text = _claim_of(item, sides, side_of)
+        draft = self.drafts.get(identity)
         if draft is None:
             draft = _ClaimDraft(item.key, item.value, item.unit, item.polarity, kind, {}, text)
-            drafts[identity] = draft
-        if kind == CONFLICT_KIND:
-            draft.kind = CONFLICT_KIND
-        draft.sources.update(dict.fromkeys(sources))
-    return [
-        Claim(d.key, d.value, d.unit, d.polarity, d.kind, tuple(d.sources), d.text)
-        for d in drafts.values()
-    ]
+            self.drafts[identity] = draft
+        draft.adding(kind, sources)
+        return identity
+
+    def _rebuild_claims(self, touched: dict[Identity, None]) -> None:
+        """The claims of the drafts ``touched`` (new ones at the end, in draft order)."""
+        grown = self.conflict_claims.grown if self.conflict_claims is not None else {}
+        for identity in touched:
+            claim = self.drafts[identity].built()
+            at = self.position.get(identity)
+            if at is None:
+                self.position[identity] = len(self.claims)
+                self.claims.append(claim)
+            else:
+                self.claims[at] = claim
+                if at in grown:
+                    self.conflict_claims = None  # its copy with the conflict's sources is old
+
+    def claims_with(
+        self,
+        conflict_items: Sequence[Item],
+        sides: dict[str, tuple[str, str]],
+        side_of: dict[str, str],
+    ) -> list[Claim]:
+        """One claim per distinct (key, canonical value, polarity), deriving from every
+        source: this build's, then what the conflicts' items add (kept apart: they come
+        after every event's items, and the next run may see other conflicts)."""
+        added = self.conflict_claims
+        if added is None or added.items != list(conflict_items):
+            added = self.conflict_claims = self._conflicts_added(conflict_items, sides, side_of)
+        claims = list(self.claims)
+        for at, claim in added.grown.items():
+            claims[at] = claim
+        claims.extend(added.own)
+        return claims
+
+    def _conflicts_added(
+        self,
+        conflict_items: Sequence[Item],
+        sides: dict[str, tuple[str, str]],
+        side_of: dict[str, str],
+    ) -> _ConflictClaims:
+        drafts: dict[Identity, _ClaimDraft] = {}
+        for item in conflict_items:
+            identity, kind, sources, text = _claim_of(item, sides, side_of)
+            draft = drafts.get(identity)
+            if draft is None:
+                known = self.drafts.get(identity)
+                draft = known.copy() if known is not None else _ClaimDraft(
+                    item.key, item.value, item.unit, item.polarity, kind, {}, text
+                )  # fmt: skip
+                drafts[identity] = draft
+            draft.adding(kind, sources)
+        return _ConflictClaims(
+            list(conflict_items),
+            [d.built() for k, d in drafts.items() if k not in self.position],
+            {self.position[k]: d.built() for k, d in drafts.items() if k in self.position},
+        )
+
+    def units(self) -> list[_Unit]:
+        """One unit per group with something to show, in the order of its first event."""
+        return [unit for unit in self.slots if unit is not None]
+
+
+def _claim_of(
+    item: Item, sides: dict[str, tuple[str, str]], side_of: dict[str, str]
+) -> tuple[Identity, str, tuple[str, ...], str]:
+    """The claim ``item`` joins (its identity), the kind and sources it adds, its text."""
+    identity = (item.key, canonical(item.value, item.unit), item.polarity)
+    if item.kind == CONFLICT_KIND:
+        sources = sides.get(str(item.value), (item.source,))
+        text = f"unresolved conflict {item.value} between {' and '.join(sources)}"
+        return identity, CONFLICT_KIND, sources, text
+    kind = CONFLICT_KIND if item.source in side_of else item.kind
+    return identity, kind, (item.source,), item.clause or _bare(item)
 
 
 def _bare(item: Item) -> str:
@@ -154,11 +332,56 @@ def _bare(item: Item) -> str:
     return f"{item.key.rsplit('/', 1)[-1]}: {item.value}{unit}"
 
 
+# One build per subject, the last one, kept per process (bounded by the events
+# it read in all, like the gate's judged bases): a worker's next run of the
+# subject extends it by the tail instead of reading every event again.
+BUILT_EVENTS = 1 << 18
+_builds: OrderedDict[str, _Built] = OrderedDict()
+_builds_lock = threading.Lock()  # a server may consolidate on several threads
+
+
+def _built_for(
+    request: GenerationRequest,
+    unresolved: Sequence[Conflict],
+    sides: dict[str, tuple[str, str]],
+    side_of: dict[str, str],
+) -> _Built:
+    """The subject's last build extended by this request's tail, or a whole build."""
+    identities = frozenset((c.id, c.a, c.b) for c in unresolved)
+    with _builds_lock:  # taken out while it changes: no other thread extends it too
+        built = _builds.pop(request.subject, None)
+    tail = built.tail_of(request, identities) if built is not None else None
+    if built is None or tail is None:
+        built = _Built(unresolved=identities)
+        end = len(request.items) - trailing_conflict_items(request.items)
+        tail = request.events, request.items[:end]
+    built.extend(*tail, request, sides, side_of)
+    return built
+
+
+def _keep(subject: str, built: _Built) -> None:
+    with _builds_lock:
+        _builds[subject] = built
+        total = sum(len(b.events) for b in _builds.values())
+        while len(_builds) > 1 and total > BUILT_EVENTS:
+            _, dropped = _builds.popitem(last=False)
+            total -= len(dropped.events)
+
+
+def forget_builds() -> None:
+    """What a new process starts with: every subject's next run builds whole."""
+    with _builds_lock:
+        _builds.clear()
+
+
+caches.register(forget_builds)
+
+
 # ---------------------------------------------------------------------------
 # statements: one unit per event (or per group of identical events)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Unit:
     """What moves hot or cold as one: an event's statement(s), or a group of identical events."""
 
@@ -167,34 +390,26 @@ class _Unit:
     value: tuple[int, int, int]  # higher is kept first
 
 
-def _units(
-    request: GenerationRequest, by_source: dict[str, list[Item]], side_of: dict[str, str]
-) -> list[_Unit]:
-    """One unit per event with something to show, identical events grouped, in seq order."""
-    open_ids = set(request.open_items)
-    groups: dict[tuple[str, str | None, str | None, str | None], list[Event]] = {}
-    for event in request.events:
-        text = " ".join(event.text.split())
-        if not text:
-            continue  # no text: its claims carry its facts; it is listed cold
-        groups.setdefault((text, event.speaker, event.project, side_of.get(event.id)), []).append(
-            event
-        )
-    units = []
-    for (text, _, _, contested), events in groups.items():
-        items = [item for e in events for item in by_source.get(e.id, ())]
-        binding = any(
-            is_binding(e, by_source.get(e.id, ()), open_items=open_ids, conflict_sides=side_of)
-            for e in events
-        )
-        if not binding and not items and _small_talk(text):
-            continue  # a greeting: never a statement, the event goes cold
-        is_open = _any_open(events, open_ids)
-        if len(events) == 1:  # nearly every event: the same unit as last run's
-            units.append(_single_unit(events[0], tuple(items), text, contested, binding, is_open))
-        else:
-            units.append(_unit(events, items, text, contested, binding, is_open))
-    return units
+def _group_unit(
+    key: GroupKey,
+    events: Sequence[Event],
+    by_source: dict[str, list[Item]],
+    open_ids: set[str],
+    side_of: dict[str, str],
+) -> _Unit | None:
+    """The unit of a group of identical events; None: small talk, the events go cold."""
+    text, _, _, contested = key
+    items = [item for e in events for item in by_source.get(e.id, ())]
+    binding = any(
+        is_binding(e, by_source.get(e.id, ()), open_items=open_ids, conflict_sides=side_of)
+        for e in events
+    )
+    if not binding and not items and _small_talk(text):
+        return None  # a greeting: never a statement, the event goes cold
+    is_open = _any_open(events, open_ids)
+    if len(events) == 1:  # nearly every event: the same unit as last run's
+        return _single_unit(events[0], tuple(items), text, contested, binding, is_open)
+    return _unit(events, items, text, contested, binding, is_open)
 
 
 def _any_open(events: Sequence[Event], open_ids: set[str]) -> bool:

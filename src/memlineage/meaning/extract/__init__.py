@@ -30,6 +30,7 @@ from memlineage.meaning.extract.items import (
     extract_items,
     is_open_item,
     item_id,
+    trailing_conflict_items,
 )
 from memlineage.meaning.extract.patterns import MAX_SENTENCE_CHARS
 from memlineage.meaning.extract.recognisers import text_values
@@ -58,4 +59,5 @@ __all__ = [
     "sentiment_lexicon",
     "split_sentences",
     "text_values",
+    "trailing_conflict_items",
 ]

@@ -73,6 +73,15 @@ def extract_items(events: Sequence[Event], conflicts: Sequence[Conflict] = ()) -
     return items
 
 
+def trailing_conflict_items(items: Sequence[Item], start: int = 0) -> int:
+    """How many items after ``start`` end the list as conflicts' (``extract_items`` puts
+    them after every event's): what a run over a longer selection appends after them."""
+    count = 0
+    while len(items) - count > start and items[-1 - count].kind == "conflict":
+        count += 1
+    return count
+
+
 #: The version of the extraction rules, stored beside each subject's item kinds
 #: (store/detect.py, docs/recall.md). Bump it with any change in this package or in
 #: meaning/values.py that may change the kinds of an event's items: stored kinds of

@@ -20,10 +20,10 @@ from memlineage.model import (
 )
 from memlineage.raw.ingest import utc_now
 from memlineage.raw.validity import source_state
+from memlineage.store import inputs
 from memlineage.store.core import StoreCore
 from memlineage.store.protocol import Head, SubjectInput
 from memlineage.store.reader import (
-    events_statement,
     head_from_row,
     head_statement,
     operations_statement,
@@ -34,7 +34,6 @@ from memlineage.store.rows import (
     OP_COLUMNS,
     artifact_from_row,
     dumps,
-    event_from_row,
     manifest_from_json,
     op_from_row,
     output_from_json,
@@ -233,24 +232,9 @@ class SwitchMixin(StoreCore):
 
     def consolidation_input(self, tenant: str, subject: str) -> SubjectInput | None:
         """Head, events up to its high water and operations, in one snapshot (PostgreSQL:
-        one round trip)."""
-        heads, events, ops = self._read_together(
-            [
-                head_statement(tenant, subject),
-                events_statement(tenant, subject),
-                operations_statement(tenant, subject),
-            ]
-        )
-        if not heads:
-            return None
-        head = head_from_row(heads[0])
-        # The clock and the events move together (one append): none is past high water.
-        found = [event_from_row(r) for r in events]
-        return SubjectInput(
-            head,
-            tuple(e for e in found if e.seq <= head.clock.high_water),
-            tuple(op_from_row(r) for r in ops),
-        )
+        one round trip); the events this process read before are not read again while
+        no operation was recorded since (store/inputs.py)."""
+        return inputs.consolidation_input(self, self._read_together, tenant, subject)
 
     def switch(self, tenant: str, artifact_id: str, *, force: bool = False) -> SwitchResult:
         """Step 8: publish a candidate through the three-way CAS on the alias, or say why not.

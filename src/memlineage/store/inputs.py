@@ -1,0 +1,136 @@
+"""A consolidation's read of its subject, from what this process read of it last time.
+
+Events are append-only, and an operation is the only way anything stored
+changes what an event says or whether it is valid (a revocation, a conflict, a
+trust policy, an erasure, which rewrites the event's row): each one advances
+the clock's operation counter under the subject's lock. So while the counter
+has not moved since this process last read the subject, the events up to that
+read's high water are still the ones it read, and only the events after it
+are fetched: a +100 on a 100,000-event subject reads 100 rows, not 100,000.
+The switch takes the same fence's word for its re-validation (docs/benchmarks.md,
+"A switch that re-reads the tail").
+
+The last event read is read again beside the new ones and must be the same
+(id and hash): a database swapped under a long-lived process (a restore, a
+test that drops and recreates one) is read whole. Kept per store object, one
+read per subject, bounded in events, emptied by an erasure in this process
+(meaning/caches.py); another process sees the erasure's operation and reads
+whole.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memlineage.meaning import caches
+from memlineage.store.protocol import SubjectInput
+from memlineage.store.reader import (
+    events_statement,
+    head_from_row,
+    head_statement,
+    operations_statement,
+)
+from memlineage.store.rows import event_from_row, op_from_row
+from memlineage.store.sql import Statement
+
+#: events kept per store in all (the subjects read last are kept)
+KNOWN_EVENTS = 1 << 18
+
+ReadTogether = Callable[[Sequence[Statement]], list[list[Any]]]
+
+
+@dataclass(frozen=True)
+class _Known:
+    ops: int  # the clock's operation counter when it was read
+    input: SubjectInput
+
+
+_known: weakref.WeakKeyDictionary[object, OrderedDict[tuple[str, str], _Known]] = (
+    weakref.WeakKeyDictionary()
+)
+_lock = threading.Lock()  # a server reads on several threads
+
+
+def consolidation_input(
+    store: object, read_together: ReadTogether, tenant: str, subject: str
+) -> SubjectInput | None:
+    """Head, events up to its high water and operations, in one snapshot (one round
+    trip; two when an operation was recorded since this process's last read)."""
+    with _lock:
+        kept = _known.get(store)
+        known = kept.get((tenant, subject)) if kept is not None else None
+    found = _read_after(read_together, tenant, subject, known) if known is not None else None
+    if found is None:
+        found = _read_whole(read_together, tenant, subject)
+    if found is not None:
+        _keep(store, tenant, subject, found)
+    return found.input if found is not None else None
+
+
+def _read_whole(read_together: ReadTogether, tenant: str, subject: str) -> _Known | None:
+    heads, events, ops = read_together(
+        [
+            head_statement(tenant, subject, ", c.ops"),
+            events_statement(tenant, subject),
+            operations_statement(tenant, subject),
+        ]
+    )
+    if not heads:
+        return None
+    head = head_from_row(heads[0])
+    # The clock and the events move together (one append): none is past high water.
+    found = [event_from_row(r) for r in events]
+    return _Known(
+        int(heads[0][-1]),
+        SubjectInput(
+            head,
+            tuple(e for e in found if e.seq <= head.clock.high_water),
+            tuple(op_from_row(r) for r in ops),
+        ),
+    )
+
+
+def _read_after(
+    read_together: ReadTogether, tenant: str, subject: str, known: _Known
+) -> _Known | None:
+    """``known`` and the events after it; None: read the subject whole."""
+    last = known.input.events[-1] if known.input.events else None
+    after = last.seq - 1 if last is not None else 0
+    heads, rows = read_together(
+        [head_statement(tenant, subject, ", c.ops"), events_statement(tenant, subject, after)]
+    )
+    if not heads or int(heads[0][-1]) != known.ops:
+        return None  # gone, or an operation since: anything read may read otherwise
+    head = head_from_row(heads[0])
+    found = [event_from_row(r) for r in rows]
+    if last is not None:
+        if not found or (found[0].id, found[0].hash) != (last.id, last.hash):
+            return None  # not the database this process read
+        found = found[1:]
+    tail = tuple(e for e in found if e.seq <= head.clock.high_water)
+    return _Known(known.ops, SubjectInput(head, known.input.events + tail, known.input.operations))
+
+
+def _keep(store: object, tenant: str, subject: str, found: _Known) -> None:
+    with _lock:
+        kept = _known.setdefault(store, OrderedDict())
+        kept[(tenant, subject)] = found
+        kept.move_to_end((tenant, subject))
+        total = sum(len(k.input.events) for k in kept.values())
+        while len(kept) > 1 and total > KNOWN_EVENTS:
+            _, dropped = kept.popitem(last=False)
+            total -= len(dropped.input.events)
+
+
+def forget_inputs() -> None:
+    """What a new process starts with: every subject is read whole."""
+    with _lock:
+        _known.clear()
+
+
+caches.register(forget_inputs)

@@ -877,3 +877,17 @@ def test_what_a_long_event_yields_is_linear_in_its_text_and_bounded_per_claim() 
         sizes[size] = sum(len(i.clause) for i in items)
     assert sizes[1_000_000] <= 3 * 1_000_000  # a small constant per byte of text
     assert 8 <= sizes[1_000_000] / sizes[100_000] <= 12  # linear
+
+
+def test_a_longer_selection_has_each_events_items_even_where_an_old_event_changed() -> None:
+    """Items of the events read last time are reused only for the very same events: an
+    event edited behind the same id (an erasure rewrites one) gets its new items."""
+    extract.clear_caches()
+    texts = ("Never deploy on Fridays.", "The budget is $500.", "Alice prefers tea.")
+    events = [Event(id=f"e{n}", subject="u", text=t, at=AT, seq=n) for n, t in enumerate(texts)]
+    assert extract_items(events[:2]) == [*event_items(events[0]), *event_items(events[1])]
+    events[1] = replace(events[1], text="The budget is $900.")
+    longer = extract_items(tuple(events), [Conflict(id="c-1", a="e0", b="e2")])  # as selected
+    assert [item.value for item in longer if item.key.endswith("budget")] == [900]
+    assert longer[:-1] == [item for e in events for item in event_items(e)]
+    assert longer[-1].key == "conflict/c-1"

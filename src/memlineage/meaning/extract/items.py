@@ -9,6 +9,8 @@ import bisect
 import functools
 import hashlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from datetime import date
 
@@ -64,13 +66,43 @@ def extract_items(events: Sequence[Event], conflicts: Sequence[Conflict] = ()) -
     Items of one event depend on that event alone, so inserting, removing or
     reordering other events never changes them.
     """
-    items: list[Item] = []
-    for event in events:
-        items.extend(event_items(event))
-    for conflict in conflicts:
-        if not conflict.resolved:
-            items.append(conflict_item(conflict))
+    items = _items_of(events)
+    items.extend(conflict_item(c) for c in conflicts if not c.resolved)
     return items
+
+
+# The events' items of the last call per subject: a consolidation asks again for
+# the same events plus a tail, and the items of one event depend on it alone, so
+# the items of an equal prefix are the ones found last time (compared by identity
+# first: a subject's events are the same objects from one run to the next).
+_last: OrderedDict[str, tuple[list[Event], list[Item]]] = OrderedDict()
+_last_lock = threading.Lock()
+
+
+def _items_of(events: Sequence[Event]) -> list[Item]:
+    subject = events[0].subject if events else ""
+    with _last_lock:
+        last = _last.pop(subject, None)
+    if last is not None and len(last[0]) <= len(events) and list(events[: len(last[0])]) == last[0]:
+        known, items = last[0], list(last[1])
+    else:
+        known, items = [], []
+    for event in events[len(known) :]:
+        items.extend(cached_event_items(event))
+    with _last_lock:
+        _last[subject] = (list(events), list(items))
+        total = sum(len(seen) for seen, _ in _last.values())
+        while len(_last) > 1 and total > ITEM_CACHE_SIZE:
+            total -= len(_last.popitem(last=False)[1][0])
+    return items
+
+
+def _forget_last() -> None:
+    with _last_lock:
+        _last.clear()
+
+
+caches.register(_forget_last)
 
 
 def trailing_conflict_items(items: Sequence[Item], start: int = 0) -> int:
@@ -187,9 +219,13 @@ def _first_window(text: str) -> str:
     return f"{text[start:end]} {CUT_MARK}"
 
 
+@functools.lru_cache(maxsize=ITEM_CACHE_SIZE)
 def conflict_item(conflict: Conflict) -> Item:
     """An unresolved conflict as an item; both sides must appear in its claim's derivedFrom."""
     return _item(conflict.a, "conflict", f"conflict/{conflict.id}", conflict.id, None, True)
+
+
+caches.register(conflict_item.cache_clear)
 
 
 def expected_open_items(events: Sequence[Event]) -> tuple[str, ...]:

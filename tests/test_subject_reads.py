@@ -126,3 +126,21 @@ def test_a_database_that_is_not_the_one_read_is_read_whole(tmp_path: Any) -> Non
     assert [e.text for e in read.events][:2] == [
         "Shelf 0 holds 10 servers.", "Shelf 1 holds 11 servers."
     ]  # fmt: skip
+
+
+def test_a_summary_another_process_published_is_read_with_its_output(
+    memory: Memory, db_url: str
+) -> None:
+    """The head is read without the summary's output when this process wrote it; one
+    another process wrote is read whole, and the next run builds on it."""
+    memory.add(said(0, 4))
+    memory.consolidate("user-7")
+    with Memory(db_url, tenant="acme") as other:
+        other.add(said(4, 2))
+        published = other.consolidate("user-7").artifact
+    memory.add(said(6, 1))
+    result = memory.consolidate("user-7")
+    assert result.switched
+    assert result.artifact.manifest.derived_from_artifact == published.id
+    text = summary(memory)
+    assert all(f"Rack {n} holds {n + 10} servers." in text for n in range(7))

@@ -10,6 +10,11 @@ are fetched: a +100 on a 100,000-event subject reads 100 rows, not 100,000.
 The switch takes the same fence's word for its re-validation (docs/benchmarks.md,
 "A switch that re-reads the tail").
 
+The head is read without the published summary's output when this process
+wrote that summary (a worker's next run of the subject): the output is some
+400 bytes of JSON per event, and an artifact's row never changes but by an
+erasure, which is an operation.
+
 The last event read is read again beside the new ones and must be the same
 (id and hash): a database swapped under a long-lived process (a restore, a
 test that drops and recreates one) is read whole. Kept per store object, one
@@ -24,11 +29,12 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memlineage.meaning import caches
-from memlineage.store.protocol import SubjectInput
+from memlineage.model import Output
+from memlineage.store.protocol import Head, SubjectInput
 from memlineage.store.reader import (
     events_statement,
     head_from_row,
@@ -54,6 +60,20 @@ _known: weakref.WeakKeyDictionary[object, OrderedDict[tuple[str, str], _Known]] 
     weakref.WeakKeyDictionary()
 )
 _lock = threading.Lock()  # a server reads on several threads
+#: outputs of the artifacts this process wrote last, per store (tenant, artifact id)
+WRITTEN = 16
+_written: weakref.WeakKeyDictionary[object, OrderedDict[tuple[str, str], Output]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def wrote(store: object, tenant: str, artifact_id: str, output: Output) -> None:
+    """``output`` is the one stored for ``artifact_id`` (the writer serialised it)."""
+    with _lock:
+        kept = _written.setdefault(store, OrderedDict())
+        kept[(tenant, artifact_id)] = output
+        while len(kept) > WRITTEN:
+            kept.popitem(last=False)
 
 
 def consolidation_input(
@@ -64,7 +84,7 @@ def consolidation_input(
     with _lock:
         kept = _known.get(store)
         known = kept.get((tenant, subject)) if kept is not None else None
-    found = _read_after(read_together, tenant, subject, known) if known is not None else None
+    found = _read_after(store, read_together, tenant, subject, known) if known else None
     if found is None:
         found = _read_whole(read_together, tenant, subject)
     if found is not None:
@@ -96,17 +116,22 @@ def _read_whole(read_together: ReadTogether, tenant: str, subject: str) -> _Know
 
 
 def _read_after(
-    read_together: ReadTogether, tenant: str, subject: str, known: _Known
+    store: object, read_together: ReadTogether, tenant: str, subject: str, known: _Known
 ) -> _Known | None:
     """``known`` and the events after it; None: read the subject whole."""
     last = known.input.events[-1] if known.input.events else None
     after = last.seq - 1 if last is not None else 0
     heads, rows = read_together(
-        [head_statement(tenant, subject, ", c.ops"), events_statement(tenant, subject, after)]
+        [
+            head_statement(tenant, subject, ", c.ops", output=False),
+            events_statement(tenant, subject, after),
+        ]
     )
     if not heads or int(heads[0][-1]) != known.ops:
         return None  # gone, or an operation since: anything read may read otherwise
-    head = head_from_row(heads[0])
+    head = _with_output(store, read_together, tenant, subject, head_from_row(heads[0]))
+    if head is None:
+        return None
     found = [event_from_row(r) for r in rows]
     if last is not None:
         if not found or (found[0].id, found[0].hash) != (last.id, last.hash):
@@ -114,6 +139,26 @@ def _read_after(
         found = found[1:]
     tail = tuple(e for e in found if e.seq <= head.clock.high_water)
     return _Known(known.ops, SubjectInput(head, known.input.events + tail, known.input.operations))
+
+
+def _with_output(
+    store: object, read_together: ReadTogether, tenant: str, subject: str, head: Head
+) -> Head | None:
+    """``head`` with its artifact's output: the one this process wrote, or read now
+    (None: the head moved between the two reads, read the subject whole)."""
+    artifact = head.artifact
+    if artifact is None:
+        return head
+    with _lock:
+        written = _written.get(store)
+        output = written.get((tenant, artifact.id)) if written is not None else None
+    if output is not None:
+        return replace(head, artifact=replace(artifact, output=output))
+    (rows,) = read_together([head_statement(tenant, subject)])
+    again = head_from_row(rows[0]) if rows else None
+    if again is None or again.alias != head.alias:
+        return None
+    return replace(head, artifact=again.artifact)  # the clock the events were read under
 
 
 def _keep(store: object, tenant: str, subject: str, found: _Known) -> None:
@@ -131,6 +176,7 @@ def forget_inputs() -> None:
     """What a new process starts with: every subject is read whole."""
     with _lock:
         _known.clear()
+        _written.clear()
 
 
 caches.register(forget_inputs)

@@ -155,6 +155,7 @@ class SwitchMixin(StoreCore):
         manifest_from_json.remember(manifest_text, Manifest.from_json(manifest))
         if artifact.output is not None and output_text is not None:
             output_from_json.remember(output_text, artifact.output)
+            inputs.wrote(self, tenant, artifact.id, artifact.output)
 
     def _artifact_rows(
         self, tenant: str, artifact: Artifact, manifest_text: str, output_text: str | None

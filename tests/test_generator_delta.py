@@ -22,7 +22,8 @@ from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.parse import parse_output
 from memlineage.meaning.extract import conflict_item, expected_open_items, extract_items
-from memlineage.model import Conflict, Event, Item
+from memlineage.model import Claim, Conflict, Event, Item
+from memlineage.store.rows import dumps, serialised_output
 
 AT = "2024-03-01T10:00:00Z"
 TEXTS = (
@@ -260,3 +261,18 @@ def test_runs_over_growing_selections_say_what_a_whole_build_says(
             assert extended == same
         ids = {e.id for e in selection}
         before = conflicts, ids, ids.intersection(open_items)
+
+
+@settings(max_examples=100, deadline=None)
+@given(events=subjects(), cut=st.integers(min_value=1, max_value=15))
+def test_an_output_is_stored_as_its_json_says_byte_for_byte(
+    events: tuple[Event, ...], cut: int
+) -> None:
+    """The writer serialises each claim and statement once per process and joins them;
+    the stored text must be exactly what serialising the whole output gives."""
+    first = DeterministicGenerator().output(request(events[:cut]))
+    second = DeterministicGenerator().output(request(events))  # shares most parts
+    odd = Claim("global/fact/ünïcode", 0.1 + 0.2, "€", False, "fact", ("e1",), 'say "hi"\n')
+    for output in (first, second, replace(second, claims=(*second.claims, odd))):
+        assert serialised_output(output) == dumps(output.to_json())
+        assert parse_output(serialised_output(output)) == output

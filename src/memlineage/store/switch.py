@@ -37,6 +37,7 @@ from memlineage.store.rows import (
     manifest_from_json,
     op_from_row,
     output_from_json,
+    serialised_output,
 )
 from memlineage.store.sql import Statement, Tx
 
@@ -139,7 +140,7 @@ class SwitchMixin(StoreCore):
         subject = artifact.subject
         manifest = artifact.manifest.to_json()
         manifest_text = dumps(manifest)
-        output_text = dumps(artifact.output.to_json()) if artifact.output else None
+        output_text = serialised_output(artifact.output) if artifact.output else None
         with self._pipelined_write() as tx:
             tx.execute(
                 "UPDATE clocks SET switches = switches WHERE tenant = ? AND subject = ?",

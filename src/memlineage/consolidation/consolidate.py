@@ -174,7 +174,8 @@ def _build(
     if read is None:
         _detect_first(store, tenant, subject)
         read = _read_input(store, tenant, subject)
-    head, events, ops = read.head, list(read.events), list(read.operations)
+    # the operations as read: the same object while none is recorded (select.py reuses it)
+    head, events, ops = read.head, list(read.events), read.operations
     parent = _parent(head, budget) if incremental else None
     parent_coverage = head.alias.covers_through if parent else 0
     selection = select(events, ops, head.clock.high_water, store.policy, parent_coverage)

@@ -7,12 +7,15 @@ stay valid.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memlineage.canonical import input_root
+from memlineage.meaning import caches
 from memlineage.model import Conflict, Event, Manifest, Operation
-from memlineage.raw.validity import DEFAULT_POLICY, TrustPolicy, source_state
+from memlineage.raw.validity import DEFAULT_POLICY, Folded, TrustPolicy, fold_operations
 
 #: v2: incremental. With a fresh published parent, the generator is given the
 #: parent's statements and claims plus the events after its coverage; the
@@ -50,11 +53,67 @@ def select(
     ``parent_covers_through`` is the coverage of a fresh parent, when there is one.
     """
     candidates = [e for e in events if e.seq <= high_water]
-    state = source_state(candidates, ops, policy)
-    chosen = tuple(sorted((e for e in candidates if state.is_valid(e)), key=lambda e: e.seq))
-    ids = {e.id for e in chosen}
-    conflicts = tuple(c for c in state.unresolved if c.a in ids and c.b in ids)
+    subject = candidates[0].subject if candidates else ""
+    with _last_lock:
+        last = _last.pop(subject, None)
+    if last is None or not last.extends_to(candidates, ops, policy):
+        last = _Selected(ops, policy, fold_operations(ops, policy), [], [], set(), -(2**63))
+    last.add(candidates[len(last.candidates) :])
+    with _last_lock:
+        _last[subject] = last
+        while len(_last) > 1 and sum(len(s.candidates) for s in _last.values()) > SELECTED_EVENTS:
+            _last.popitem(last=False)
+    ids = last.ids
+    conflicts = tuple(c for c in last.folded.unresolved if c.a in ids and c.b in ids)
+    chosen = tuple(last.chosen)
     return Selection(chosen, conflicts, high_water, parent_covers_through=parent_covers_through)
+
+
+@dataclass
+class _Selected:
+    """A subject's last selection: the same operations (the very object: a worker's
+    read keeps it while none is recorded) over the same events plus a tail judge
+    the old events as before, so only the tail's are judged."""
+
+    ops: Sequence[Operation]
+    policy: TrustPolicy
+    folded: Folded
+    candidates: list[Event]
+    chosen: list[Event]  # the valid ones, in seq order
+    ids: set[str]
+    top: int = 0  # the largest seq among the candidates
+
+    def extends_to(
+        self, candidates: list[Event], ops: Sequence[Operation], policy: TrustPolicy
+    ) -> bool:
+        """Whether ``candidates`` are this selection's plus a tail after all of them."""
+        if ops is not self.ops or policy != self.policy or len(candidates) < len(self.candidates):
+            return False
+        known = len(self.candidates)
+        if candidates[:known] != self.candidates:
+            return False
+        return all(e.seq > self.top for e in candidates[known:])
+
+    def add(self, tail: list[Event]) -> None:
+        valid = sorted((e for e in tail if self.folded.is_valid(e)), key=lambda e: e.seq)
+        self.candidates.extend(tail)
+        self.chosen.extend(valid)
+        self.ids.update(e.id for e in valid)
+        self.top = max((e.seq for e in tail), default=self.top)
+
+
+# One selection per subject, kept per process (bounded in events, emptied by erasure).
+SELECTED_EVENTS = 1 << 18
+_last: OrderedDict[str, _Selected] = OrderedDict()
+_last_lock = threading.Lock()
+
+
+def forget_selections() -> None:
+    with _last_lock:
+        _last.clear()
+
+
+caches.register(forget_selections)
 
 
 def carries_over(selection: Selection, parent: Manifest) -> bool:

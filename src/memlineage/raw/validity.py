@@ -84,6 +84,41 @@ def source_state(
     revoked); dismissing the conflict lifts only its own reason, so the first
     reason still standing is the one reported.
     """
+    folded = fold_operations(ops, policy)
+    invalid = dict(folded.invalid)
+    trust: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for event in events:
+        trust[event.id] = level_and_taint = folded.trust_of(event)
+        if event.id not in invalid and not folded.policy.admits(*level_and_taint):
+            invalid[event.id] = "quarantined by trust policy"
+    return SourceState(invalid=invalid, conflicts=folded.conflicts, trust=trust)
+
+
+@dataclass(frozen=True)
+class Folded:
+    """What a subject's operations say before any event is judged: the reasons that
+    stand, the conflicts, the trust overrides and the trust policy the subject holds."""
+
+    invalid: dict[str, str]
+    conflicts: dict[str, Conflict]
+    overrides: dict[str, tuple[str | None, tuple[str, ...] | None]]
+    policy: TrustPolicy
+
+    def trust_of(self, event: Trusted) -> tuple[str, tuple[str, ...]]:
+        new_level, new_taint = self.overrides.get(event.id, (None, None))
+        return new_level or event.trust, new_taint if new_taint is not None else event.taint
+
+    def is_valid(self, event: Trusted) -> bool:
+        """``source_state``'s verdict on one event, as any other events leave it."""
+        return event.id not in self.invalid and self.policy.admits(*self.trust_of(event))
+
+    @property
+    def unresolved(self) -> list[Conflict]:
+        return [c for c in self.conflicts.values() if not c.resolved]
+
+
+def fold_operations(ops: Sequence[Operation], policy: TrustPolicy = DEFAULT_POLICY) -> Folded:
+    """The operations in order, folded (``source_state`` then judges each event)."""
     reasons: dict[str, list[str]] = {}
     conflicts: dict[str, Conflict] = {}
     overrides: dict[str, tuple[str | None, tuple[str, ...] | None]] = {}
@@ -124,15 +159,7 @@ def source_state(
             level, taint = overrides.get(op.target, (None, None))
             overrides[op.target] = (op.trust or level, op.taint if op.taint is not None else taint)
     invalid = {event_id: why[0] for event_id, why in reasons.items() if why}
-    trust: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for event in events:
-        new_level, new_taint = overrides.get(event.id, (None, None))
-        level = new_level or event.trust
-        taint = new_taint if new_taint is not None else event.taint
-        trust[event.id] = (level, taint)
-        if event.id not in invalid and not policy.admits(level, taint):
-            invalid[event.id] = "quarantined by trust policy"
-    return SourceState(invalid=invalid, conflicts=conflicts, trust=trust)
+    return Folded(invalid, conflicts, overrides, policy)
 
 
 def event_states(

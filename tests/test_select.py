@@ -1,0 +1,111 @@
+"""Selection judges a tail alone while the operations are the same, and says what a
+whole selection says (consolidation/select.py).
+
+A worker's read keeps the subject's operations as one object while no operation is
+recorded; a selection over the same events plus a tail then judges only the tail.
+Any other operations (a new tuple, even an equal one) judge every event again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memlineage.consolidation import select as selecting
+from memlineage.consolidation.select import Selection, select
+from memlineage.model import Event, Operation, OpKind
+from memlineage.raw.validity import DEFAULT_POLICY, TrustPolicy, source_state
+
+
+def event(seq: int, taint: tuple[str, ...] = (), trust: str = "user") -> Event:
+    return Event(id=f"e{seq}", subject="u", text=f"Event {seq}.", seq=seq, hash=f"h{seq}",
+                 taint=taint, trust=trust)  # fmt: skip
+
+
+def whole(
+    events: list[Event], ops: tuple[Operation, ...], high_water: int, policy: TrustPolicy
+) -> Selection:
+    """What the raw layer's fold says, judged over every event at once."""
+    candidates = [e for e in events if e.seq <= high_water]
+    state = source_state(candidates, ops, policy)
+    chosen = tuple(sorted((e for e in candidates if state.is_valid(e)), key=lambda e: e.seq))
+    ids = {e.id for e in chosen}
+    conflicts = tuple(c for c in state.unresolved if c.a in ids and c.b in ids)
+    return Selection(chosen, conflicts, high_water)
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    selecting.forget_selections()
+    yield
+    selecting.forget_selections()
+
+
+def test_a_tail_under_the_same_operations_is_judged_alone() -> None:
+    events = [event(n) for n in range(1, 6)]
+    ops = (Operation(op_seq=1, kind=OpKind.REVOKE, target="e2"),)
+    select(events[:3], ops, 3)
+    kept = selecting._last["u"]
+    tainted = [*events, event(6, taint=("scraped",))]
+    chosen = select(tainted, ops, 6)
+    assert selecting._last["u"] is kept  # extended, not judged whole
+    assert [e.id for e in chosen.events] == ["e1", "e3", "e4", "e5"]
+
+
+def test_new_operations_judge_every_event_again() -> None:
+    events = [event(n) for n in range(1, 4)]
+    select(events, (), 3)
+    ops = (Operation(op_seq=1, kind=OpKind.REVOKE, target="e1"),)
+    assert [e.id for e in select(events, ops, 3).events] == ["e2", "e3"]
+
+
+KINDS = (OpKind.REVOKE, OpKind.CONFLICT, OpKind.RESOLVE, OpKind.DISMISS, OpKind.TRUST,
+         OpKind.POLICY)  # fmt: skip
+
+
+@st.composite
+def operations(draw: st.DrawFn, count: int) -> tuple[Operation, ...]:
+    ops = []
+    for n in range(draw(st.integers(0, 6))):
+        kind = draw(st.sampled_from(KINDS))
+        a, b = (f"e{draw(st.integers(1, count))}" for _ in range(2))
+        ops.append(Operation(
+            op_seq=n + 1, kind=kind, target=a, other=b, conflict_id="c-1",
+            trust=draw(st.sampled_from((None, "user", "scraped-web"))),
+            taint=draw(st.sampled_from((None, (), ("scraped",)))),
+        ))  # fmt: skip
+    return tuple(ops)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), count=st.integers(2, 12), cuts=st.lists(st.integers(1, 12), max_size=3))
+def test_growing_selections_say_what_a_whole_selection_says(
+    data: st.DataObject, count: int, cuts: list[int]
+) -> None:
+    selecting.forget_selections()
+    events = [
+        event(n, data.draw(st.sampled_from(((), ("scraped",)))),
+              data.draw(st.sampled_from(("user", "tool", "nobody"))))
+        for n in range(1, count + 1)
+    ]  # fmt: skip
+    ops = data.draw(operations(count))
+    policy = data.draw(st.sampled_from((DEFAULT_POLICY, TrustPolicy(frozenset({"x"})))))
+    for end in sorted({min(c, count) for c in cuts} | {count}):
+        high_water = data.draw(st.integers(end - 1, end))
+        got = select(events[:end], ops, high_water, policy)
+        assert got == whole(events[:end], ops, high_water, policy)
+
+
+def test_a_tail_older_than_the_events_before_it_is_placed_in_seq_order() -> None:
+    first, fifth, third = event(1), event(5), event(3)
+    select([first, fifth], (), 9)
+    assert [e.id for e in select([first, fifth, third], (), 9).events] == ["e1", "e3", "e5"]
+
+
+def test_an_older_event_that_is_not_the_same_is_judged_again() -> None:
+    select([event(1), event(2)], (), 9)
+    changed = [event(1, taint=("scraped",)), event(2), event(3)]
+    assert [e.id for e in select(changed, (), 9).events] == ["e2", "e3"]

@@ -86,6 +86,12 @@ class Judged:
         return found if len(found) == len(self.output.claims) else None
 
     @functools.cached_property
+    def claim_objects(self) -> dict[int, ClaimIdentity]:
+        """Each claim object's identity (the record holds the output, so the ids stay
+        its claims'): a child carrying the very object needs no identity built again."""
+        return {id(c): claim_identity(c) for c in self.output.claims}
+
+    @functools.cached_property
     def keys(self) -> set[str]:
         return {c.key for c in self.output.claims}
 
@@ -252,12 +258,13 @@ def _delta(
     claims = _changed_claims(judged, output.claims)
     if claims is None:
         return None
-    changed, identities = claims
+    changed, identities, objects = claims
     end = len(items) - trailing_conflict_items(items, known)
     tail_items = list(items[known:end])  # the conflicts' items are the base's: checked there
     if any(item.kind == gate.CONFLICT_KIND for item in tail_items):
         return None  # not the shape extract_items gives
     child = _child(judged, output, selection, tail, tail_items, opened, changed, identities)
+    child.claim_objects = objects
     return _Delta(
         tail,
         tail_items,
@@ -315,21 +322,31 @@ def _added(found: dict[str, list[T]], pairs: Iterable[tuple[str, T]]) -> dict[st
 
 def _changed_claims(
     judged: Judged, claims: Sequence[Claim]
-) -> tuple[list[Claim], dict[ClaimIdentity, tuple[str, ...]]] | None:
-    """The output's claims that are not the base's unchanged, and every claim by identity;
-    None when a base claim is removed or narrowed (a statement citing its sources could
-    lose its support unseen) or two claims share an identity."""
+) -> tuple[list[Claim], dict[ClaimIdentity, tuple[str, ...]], dict[int, ClaimIdentity]] | None:
+    """The output's claims that are not the base's unchanged, every claim by identity
+    and each claim object's identity; None when a base claim is removed or narrowed (a
+    statement citing its sources could lose its support unseen) or two claims share an
+    identity."""
     base = judged.claims
     if base is None:
         return None
+    known = judged.claim_objects
     changed: list[Claim] = []
     kept = 0
     seen: dict[ClaimIdentity, tuple[str, ...]] = {}
+    objects: dict[int, ClaimIdentity] = {}
     for claim in claims:
-        identity = claim_identity(claim)
+        identity = known.get(id(claim))  # the base's very object: the base's claim
+        carried = identity is not None
+        if identity is None:
+            identity = claim_identity(claim)
         if identity in seen:
             return None
         seen[identity] = claim.derived_from
+        objects[id(claim)] = identity
+        if carried:
+            kept += 1
+            continue
         sources = base.get(identity)
         if sources is None:
             changed.append(claim)
@@ -339,7 +356,7 @@ def _changed_claims(
                 return None
             changed.append(claim)
         kept += 1
-    return (changed, seen) if kept == len(base) else None
+    return (changed, seen, objects) if kept == len(base) else None
 
 
 def _changed_statements(

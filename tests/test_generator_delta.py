@@ -75,13 +75,13 @@ def whole(scope: GenerationRequest) -> dict[str, object]:
     """What a process that never built the subject makes of ``scope`` (this one's
     builds are put back after). Its typed output, which consolidation gates without
     the JSON round trip, is what parsing the JSON gives."""
-    kept = dict(deterministic._builds)
-    deterministic.forget_builds()
+    kept = deterministic._builds.take(scope.subject)
     output = DeterministicGenerator().generate(scope)
     deterministic.forget_builds()
     assert DeterministicGenerator().output(scope) == parse_output(output)
     deterministic.forget_builds()
-    deterministic._builds.update(kept)
+    if kept is not None:
+        deterministic._builds.keep(scope.subject, kept)
     return output
 
 

@@ -7,8 +7,6 @@ stay valid.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -54,15 +52,11 @@ def select(
     """
     candidates = [e for e in events if e.seq <= high_water]
     subject = candidates[0].subject if candidates else ""
-    with _last_lock:
-        last = _last.pop(subject, None)
+    last = _last.take(subject)
     if last is None or not last.extends_to(candidates, ops, policy):
-        last = _Selected(ops, policy, fold_operations(ops, policy), [], [], set(), -(2**63))
+        last = _Selected(ops, policy, fold_operations(ops, policy), [], [], set())
     last.add(candidates[len(last.candidates) :])
-    with _last_lock:
-        _last[subject] = last
-        while len(_last) > 1 and sum(len(s.candidates) for s in _last.values()) > SELECTED_EVENTS:
-            _last.popitem(last=False)
+    _last.keep(subject, last)
     ids = last.ids
     conflicts = tuple(c for c in last.folded.unresolved if c.a in ids and c.b in ids)
     chosen = tuple(last.chosen)
@@ -81,7 +75,7 @@ class _Selected:
     candidates: list[Event]
     chosen: list[Event]  # the valid ones, in seq order
     ids: set[str]
-    top: int = 0  # the largest seq among the candidates
+    top: int = -(2**63)  # the largest seq among the candidates
 
     def extends_to(
         self, candidates: list[Event], ops: Sequence[Operation], policy: TrustPolicy
@@ -104,16 +98,10 @@ class _Selected:
 
 # One selection per subject, kept per process (bounded in events, emptied by erasure).
 SELECTED_EVENTS = 1 << 18
-_last: OrderedDict[str, _Selected] = OrderedDict()
-_last_lock = threading.Lock()
-
-
-def forget_selections() -> None:
-    with _last_lock:
-        _last.clear()
-
-
-caches.register(forget_selections)
+_last: caches.LastPerKey[str, _Selected] = caches.LastPerKey(
+    lambda selected: len(selected.candidates), SELECTED_EVENTS
+)
+forget_selections = _last.clear
 
 
 def carries_over(selection: Selection, parent: Manifest) -> bool:

@@ -11,7 +11,10 @@ tokenizer's, which sits below it.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from memlineage import tokens
 
@@ -29,3 +32,42 @@ def clear_all() -> None:
         clear()
     tokens.forget_counts()  # budget counts, keyed by the lines they counted
     re.purge()  # compiled patterns of erased words (store/scrub.py) are cached by text
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LastPerKey(Generic[K, V]):
+    """The last value kept per key (a subject's last read, selection or build), per
+    process: the least recently kept go first once their sizes add up past
+    ``limit`` (the newest always stays). Registered: :func:`clear_all` empties it."""
+
+    def __init__(self, size: Callable[[V], int], limit: int) -> None:
+        self._size = size
+        self._limit = limit
+        self._values: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()  # a server works on several threads
+        register(self.clear)
+
+    def take(self, key: K) -> V | None:
+        """The value, taken out while the caller extends it: no other thread does too."""
+        with self._lock:
+            return self._values.pop(key, None)
+
+    def keep(self, key: K, value: V) -> None:
+        with self._lock:
+            self._values[key] = value
+            self._values.move_to_end(key)
+            total = sum(self._size(v) for v in self._values.values())
+            while len(self._values) > 1 and total > self._limit:
+                _, dropped = self._values.popitem(last=False)
+                total -= self._size(dropped)
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            return self._values.get(key)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -103,7 +101,7 @@ class DeterministicGenerator:
             units = _fit(units, request.budget, self.tokenizer or default_tokenizer())
         statements = tuple(s for unit in units for s in unit.statements)
         stated = {s for st in statements for s in st.derived_from}
-        _keep(request.subject, built)
+        _builds.keep(request.subject, built)
         return Output(
             claims=tuple(claims),
             open_items=tuple(request.open_items),
@@ -336,8 +334,10 @@ def _bare(item: Item) -> str:
 # it read in all, like the gate's judged bases): a worker's next run of the
 # subject extends it by the tail instead of reading every event again.
 BUILT_EVENTS = 1 << 18
-_builds: OrderedDict[str, _Built] = OrderedDict()
-_builds_lock = threading.Lock()  # a server may consolidate on several threads
+_builds: caches.LastPerKey[str, _Built] = caches.LastPerKey(
+    lambda built: len(built.events), BUILT_EVENTS
+)
+forget_builds = _builds.clear  # what a new process starts with: every run builds whole
 
 
 def _built_for(
@@ -348,8 +348,7 @@ def _built_for(
 ) -> _Built:
     """The subject's last build extended by this request's tail, or a whole build."""
     identities = frozenset((c.id, c.a, c.b) for c in unresolved)
-    with _builds_lock:  # taken out while it changes: no other thread extends it too
-        built = _builds.pop(request.subject, None)
+    built = _builds.take(request.subject)
     tail = built.tail_of(request, identities) if built is not None else None
     if built is None or tail is None:
         built = _Built(unresolved=identities)
@@ -357,24 +356,6 @@ def _built_for(
         tail = request.events, request.items[:end]
     built.extend(*tail, request, sides, side_of)
     return built
-
-
-def _keep(subject: str, built: _Built) -> None:
-    with _builds_lock:
-        _builds[subject] = built
-        total = sum(len(b.events) for b in _builds.values())
-        while len(_builds) > 1 and total > BUILT_EVENTS:
-            _, dropped = _builds.popitem(last=False)
-            total -= len(dropped.events)
-
-
-def forget_builds() -> None:
-    """What a new process starts with: every subject's next run builds whole."""
-    with _builds_lock:
-        _builds.clear()
-
-
-caches.register(forget_builds)
 
 
 # ---------------------------------------------------------------------------

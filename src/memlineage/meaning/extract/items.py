@@ -9,8 +9,6 @@ import bisect
 import functools
 import hashlib
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from datetime import date
 
@@ -71,38 +69,18 @@ def extract_items(events: Sequence[Event], conflicts: Sequence[Conflict] = ()) -
     return items
 
 
-# The events' items of the last call per subject: a consolidation asks again for
-# the same events plus a tail, and the items of one event depend on it alone, so
-# the items of an equal prefix are the ones found last time (compared by identity
-# first: a subject's events are the same objects from one run to the next).
-_last: OrderedDict[str, tuple[list[Event], list[Item]]] = OrderedDict()
-_last_lock = threading.Lock()
-
-
 def _items_of(events: Sequence[Event]) -> list[Item]:
+    """The events' items, those of the events this subject's last call read reused."""
     subject = events[0].subject if events else ""
-    with _last_lock:
-        last = _last.pop(subject, None)
+    last = _last.take(subject)
     if last is not None and len(last[0]) <= len(events) and list(events[: len(last[0])]) == last[0]:
         known, items = last[0], list(last[1])
     else:
         known, items = [], []
     for event in events[len(known) :]:
         items.extend(cached_event_items(event))
-    with _last_lock:
-        _last[subject] = (list(events), list(items))
-        total = sum(len(seen) for seen, _ in _last.values())
-        while len(_last) > 1 and total > ITEM_CACHE_SIZE:
-            total -= len(_last.popitem(last=False)[1][0])
+    _last.keep(subject, (list(events), list(items)))
     return items
-
-
-def _forget_last() -> None:
-    with _last_lock:
-        _last.clear()
-
-
-caches.register(_forget_last)
 
 
 def trailing_conflict_items(items: Sequence[Item], start: int = 0) -> int:
@@ -131,6 +109,14 @@ OPEN_ITEM = "open-item"
 #: events whose items are remembered per process (about 1 KB each); above the
 #: 100,000 events of a large subject plus the statement texts the gate reads
 ITEM_CACHE_SIZE = 1 << 18
+
+# The events' items of the last call per subject: a consolidation asks again for
+# the same events plus a tail, and the items of one event depend on it alone, so
+# the items of an equal prefix are the ones found last time (compared by identity
+# first: a subject's events are the same objects from one run to the next).
+_last: caches.LastPerKey[str, tuple[list[Event], list[Item]]] = caches.LastPerKey(
+    lambda last: len(last[0]), ITEM_CACHE_SIZE
+)
 
 
 def event_items(event: Event) -> list[Item]:

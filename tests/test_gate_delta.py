@@ -51,15 +51,23 @@ TAIL = tuple(event(len(BASE) + n + 1, text) for n, text in enumerate(TAIL_TEXTS)
 
 
 def request(
-    events: tuple[Event, ...], parent: Output | None = None, conflicts: tuple[Conflict, ...] = ()
+    events: tuple[Event, ...],
+    parent: Output | None = None,
+    conflicts: tuple[Conflict, ...] = (),
+    *,
+    open_items: tuple[str, ...] | None = None,
+    budget: int | None = None,
 ) -> GenerationRequest:
+    """The request a consolidation makes of ``events`` (the open items extraction expects
+    unless given)."""
     return GenerationRequest(
         "u",
         events,
         tuple(extract_items(events, conflicts)),
         conflicts,
-        expected_open_items(events),
+        expected_open_items(events) if open_items is None else open_items,
         parent,
+        budget,
         parent_covers_through=len(BASE) if parent else 0,
     )
 

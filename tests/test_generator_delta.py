@@ -24,24 +24,12 @@ from memlineage.consolidation.parse import parse_output
 from memlineage.meaning.extract import conflict_item, expected_open_items, extract_items
 from memlineage.model import Claim, Conflict, Event, Item
 from memlineage.store.rows import dumps, serialised_output
+from test_gate_delta import POOL, request
 
 AT = "2024-03-01T10:00:00Z"
-TEXTS = (
-    "Never deploy on Fridays.",
-    "The budget is $500.",
-    "TODO: book the venue for the offsite.",
-    "We chatted about the weather and lunch.",
-    "The launch moved to 2024-05-02.",
-    "Alice prefers tea over coffee.",
-    "Do not use the staging database on Mondays.",
-    "The venue holds 80 people.",
-    "Thanks, see you tomorrow!",
-    "Hi!",
-    "",
-    "I no longer drink coffee.",
-    "The deposit was $250, paid on 2024-04-12.",
-    "Carol said the launch moved to 2024-05-09.",
-)
+# the gate's test texts once each (its base says the launch date twice), a greeting
+# and an event without text
+TEXTS = (*dict.fromkeys(POOL), "Hi!", "")
 SPEAKERS = (None, "Alice", "Bob")
 PROJECTS = (None, "orion")
 KINDS = (None, "fact", "task")
@@ -53,22 +41,6 @@ def event(seq: int, text: str, speaker: str | None = None, project: str | None =
         id=f"e{seq}", subject="u", text=text, at=AT, seq=seq, hash=f"h{seq}",
         speaker=speaker, project=project, kind=kind,
     )  # fmt: skip
-
-
-def request(
-    events: tuple[Event, ...],
-    conflicts: tuple[Conflict, ...] = (),
-    open_items: tuple[str, ...] | None = None,
-    budget: int | None = None,
-) -> GenerationRequest:
-    return GenerationRequest(
-        "u",
-        events,
-        tuple(extract_items(events, conflicts)),
-        conflicts,
-        expected_open_items(events) if open_items is None else open_items,
-        budget=budget,
-    )
 
 
 def whole(scope: GenerationRequest) -> dict[str, object]:
@@ -252,7 +224,7 @@ def test_runs_over_growing_selections_say_what_a_whole_build_says(
         open_items = expected_open_items(selection)
         if closed and step == len(ends) - 1:
             open_items = open_items[1:]  # the oldest open task closed by the last run
-        scope = request(selection, conflicts, open_items, budget)
+        scope = request(selection, conflicts=conflicts, open_items=open_items, budget=budget)
         output, extended = generate(scope)
         assert output == whole(scope)
         if before is not None:

@@ -19,7 +19,6 @@ from memlineage import Memory
 from memlineage.consolidation import gate, gate_delta
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
-from memlineage.consolidation.parse import parse_output
 from memlineage.meaning.extract import expected_open_items, extract_items
 from memlineage.model import Claim, Conflict, Event, GateReport, Output, Statement
 from memlineage.recall.prompt import render
@@ -73,7 +72,9 @@ def request(
 
 
 def generated(scope: GenerationRequest) -> Output:
-    return parse_output(DeterministicGenerator().generate(scope))
+    """The built-in generator's output as consolidation gates it: typed, its carried
+    claims and statements the very objects of the base's."""
+    return DeterministicGenerator().output(scope)
 
 
 def on_delta(scope: GenerationRequest, output: Output) -> GateReport:

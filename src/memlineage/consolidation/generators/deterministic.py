@@ -21,6 +21,11 @@ The unit of meaning is the event (DESIGN.md, "A consolidation", step 4):
   is published over it (the manifest and the rendered text say so).
 
 The gate checks all of this independently; nothing here is trusted.
+
+Per process, the last build of each subject is kept (``_Built``): the next run
+over the same events plus new ones builds only what the new ones touch, and
+gives the output a whole build gives (docs/benchmarks.md, "A worker's next run
+reads and builds the tail").
 """
 
 from __future__ import annotations

@@ -41,14 +41,16 @@ V = TypeVar("V")
 class LastPerKey(Generic[K, V]):
     """The last value kept per key (a subject's last read, selection or build), per
     process: the least recently kept go first once their sizes add up past
-    ``limit`` (the newest always stays). Registered: :func:`clear_all` empties it."""
+    ``limit`` (the newest always stays). Registered: :func:`clear_all` empties it
+    (``registered=False``: its owner empties it, one kept per store object)."""
 
-    def __init__(self, size: Callable[[V], int], limit: int) -> None:
+    def __init__(self, size: Callable[[V], int], limit: int, *, registered: bool = True) -> None:
         self._size = size
         self._limit = limit
         self._values: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()  # a server works on several threads
-        register(self.clear)
+        if registered:
+            register(self.clear)
 
     def take(self, key: K) -> V | None:
         """The value, taken out while the caller extends it: no other thread does too."""

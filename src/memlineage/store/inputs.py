@@ -56,7 +56,7 @@ class _Known:
     input: SubjectInput
 
 
-_known: weakref.WeakKeyDictionary[object, OrderedDict[tuple[str, str], _Known]] = (
+_known: weakref.WeakKeyDictionary[object, caches.LastPerKey[tuple[str, str], _Known]] = (
     weakref.WeakKeyDictionary()
 )
 _lock = threading.Lock()  # a server reads on several threads
@@ -83,13 +83,19 @@ def consolidation_input(
     trip; two when an operation was recorded since this process's last read)."""
     with _lock:
         kept = _known.get(store)
-        known = kept.get((tenant, subject)) if kept is not None else None
+        if kept is None:
+            kept = _known[store] = caches.LastPerKey(_events_read, KNOWN_EVENTS, registered=False)
+    known = kept.get((tenant, subject))
     found = _read_after(store, read_together, tenant, subject, known) if known else None
     if found is None:
         found = _read_whole(read_together, tenant, subject)
     if found is not None:
-        _keep(store, tenant, subject, found)
+        kept.keep((tenant, subject), found)
     return found.input if found is not None else None
+
+
+def _events_read(known: _Known) -> int:
+    return len(known.input.events)
 
 
 def _read_whole(read_together: ReadTogether, tenant: str, subject: str) -> _Known | None:
@@ -159,17 +165,6 @@ def _with_output(
     if again is None or again.alias != head.alias:
         return None
     return replace(head, artifact=again.artifact)  # the clock the events were read under
-
-
-def _keep(store: object, tenant: str, subject: str, found: _Known) -> None:
-    with _lock:
-        kept = _known.setdefault(store, OrderedDict())
-        kept[(tenant, subject)] = found
-        kept.move_to_end((tenant, subject))
-        total = sum(len(k.input.events) for k in kept.values())
-        while len(kept) > 1 and total > KNOWN_EVENTS:
-            _, dropped = kept.popitem(last=False)
-            total -= len(dropped.input.events)
 
 
 def forget_inputs() -> None:

@@ -40,7 +40,7 @@ from memlineage.meaning.extract import clear_caches
 from memlineage.operations import locomo
 from memlineage.store.base import SqlStore
 from memlineage.tokens import default_tokenizer
-from synthetic import quiet_tail, stream
+from synthetic import quiet_tail, self_contradicting_tail, stream
 
 SUBJECT = "user-bench"
 BATCH = 5_000
@@ -254,6 +254,9 @@ def bench_incremental(memory: Memory, size: int, full: float, backend: str) -> N
 
     - a tail that contradicts nothing (``quiet_tail``): the parent stays fresh and the
       run is incremental, warm and cold;
+    - a tail whose conflicts are among its own events (``self_contradicting_tail``):
+      they bump the epoch but leave what the parent read as it was, so the run is
+      incremental too;
     - a tail of the same mix as the subject (``stream``), whose detection records
       conflicts: each bumps the epoch, so the parent is no longer fresh and the run is
       a full rebuild (reported with the conflicts it recorded, warm only).
@@ -265,13 +268,14 @@ def bench_incremental(memory: Memory, size: int, full: float, backend: str) -> N
     cases = [("no contradiction, worker, warm", quiet_tail, True)]
     if not NO_COLD:
         cases.append(("no contradiction, fresh process, cold", quiet_tail, False))
+    cases.append(("conflicts among the tail, worker, warm", self_contradicting_tail, True))
     cases.append(("contradicting tail, worker, warm", stream, True))
     for label, tail, warm in cases:
         repeats = 5 if warm else 1 if size >= 100_000 else 3
         name = f"{backend}: +100 events on {size:,}, {label}"
         added = _incremental_case(memory, full, name, tail, warm, repeats, added)
-        if warm and PROFILE and tail is quiet_tail:
-            _profile(memory, added)
+        if warm and PROFILE and tail is not stream:
+            _profile(memory, added, tail, name)
             added += 100
 
 
@@ -293,7 +297,7 @@ def _incremental_case(
     edges: list[int] = []
     grown: list[int] = []
     conflicts_before = _conflicts(memory)
-    tracer = step_tracer() if PHASES and warm and tail is quiet_tail else None
+    tracer = step_tracer() if PHASES and warm and tail is not stream else None
     for _ in range(repeats):
         events = tail(SUBJECT, 100, start=added)
         memory.add(events)
@@ -314,8 +318,8 @@ def _incremental_case(
         cpus.append(cpu_prepare + CPU[-1])
         edges.append(_lineage_rows(memory, artifact.id))
         grown.append(_store_bytes(memory) - size_before)
-    if tail is quiet_tail:
-        assert all(incremental), "a tail that contradicts nothing must be incremental"
+    if tail is quiet_tail or tail is self_contradicting_tail:
+        assert all(incremental), "a tail that contradicts nothing before it must be incremental"
     total = statistics.median(p + s for p, s in zip(prepares, switches, strict=True))
     report(name, total * 1000, "ms", "its full build", total / full)
     recorded = _conflicts(memory) - conflicts_before
@@ -403,14 +407,18 @@ def report_steps(tracer: Tracer, runs: int) -> None:
             report(f"      {name}", tracer.cpu[name] / runs * 1000, "ms")
 
 
-def _profile(memory: Memory, added: int) -> None:
+def _profile(
+    memory: Memory, added: int, tail: Callable[..., list[dict[str, Any]]], name: str
+) -> None:
+    """One more run of the case ``name`` under cProfile, appended to the profile file."""
     import cProfile
     import pstats
 
-    memory.add(quiet_tail(SUBJECT, 100, start=added))  # incremental, as the runs profiled
+    memory.add(tail(SUBJECT, 100, start=added))  # incremental, as the runs profiled
     profiler = cProfile.Profile()
     profiler.runcall(memory.consolidate, SUBJECT)
-    with open(PROFILE[0], "w") as out:
+    with open(PROFILE[0], "a") as out:
+        print(f"# {name}", file=out)
         pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(60)
         pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(40)
 

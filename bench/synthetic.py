@@ -117,3 +117,21 @@ def quiet_tail(subject: str, count: int, *, start: int = 0) -> list[dict[str, An
         }
         for n in range(start, start + count)
     ]
+
+
+def self_contradicting_tail(subject: str, count: int, *, start: int = 0) -> list[dict[str, Any]]:
+    """``quiet_tail`` where two events in ten contradict each other and nothing stored
+    before them: a price said twice (a conflict kept unresolved) and a preference
+    reversed (one the default temporal policy resolves, latest wins)."""
+    events = quiet_tail(subject, count, start=start)
+    for event in events:
+        n = int(event["id"].rsplit(":e", 1)[1])
+        said = {
+            0: f"Ticket Q-{n} costs 40 EUR.",
+            1: f"Ticket Q-{n - 1} costs 55 EUR.",
+            2: f"I love song {n}.",
+            3: f"I hate song {n - 1} now.",
+        }.get(n % 10)
+        if said is not None:
+            event["text"] = said
+    return events

@@ -324,7 +324,12 @@ def _conflict_not_reported(output: Output) -> Output:
     return replace(output, unresolved_conflicts=())
 
 
+def _conflict_claim_dropped(output: Output) -> Output:
+    return replace(output, claims=tuple(c for c in output.claims if CONFLICT.id not in c.key))
+
+
 CONFLICT_MUTATIONS: dict[str, Callable[[Output], Output]] = {
+    "the conflict's claim dropped": _conflict_claim_dropped,
     "a new line marked contested by a conflict of other events": _contested_without_cause,
     "a side's line shown uncontested": _side_shown_uncontested,
     "a new claim stating a side of the conflict as fact": _conflict_side_asserted,
@@ -332,19 +337,48 @@ CONFLICT_MUTATIONS: dict[str, Callable[[Output], Output]] = {
 }
 
 
+#: where the conflict's sides are: the base's events, or the tail's (the base knew none)
+SIDES = {
+    "among the base's events": (BASE + RIVALS, (CONFLICT,), TAIL),
+    "among the tail's events": (BASE, (), RIVALS + TAIL),
+}
+
+
+@pytest.mark.parametrize("sides", SIDES.values(), ids=SIDES.keys())
 @pytest.mark.parametrize("mutation", CONFLICT_MUTATIONS.values(), ids=CONFLICT_MUTATIONS.keys())
-def test_an_unresolved_conflict_is_judged_alike(mutation: Callable[[Output], Output]) -> None:
+def test_an_unresolved_conflict_is_judged_alike(
+    mutation: Callable[[Output], Output],
+    sides: tuple[tuple[Event, ...], tuple[Conflict, ...], tuple[Event, ...]],
+) -> None:
+    base_events, base_conflicts, tail = sides
     gate_delta.forget_judged()
-    base_scope = request(BASE + RIVALS, conflicts=(CONFLICT,))
+    base_scope = request(base_events, conflicts=base_conflicts)
     base = generated(base_scope)
     assert on_delta(base_scope, base).passed
-    scope = request(BASE + RIVALS + TAIL, base, conflicts=(CONFLICT,))
+    scope = request(base_events + tail, base, conflicts=(CONFLICT,))
     output = generated(scope)
     mutated = mutation(output)
     expected = whole(scope, mutated)
     assert not expected.passed
     assert on_delta(scope, mutated) == expected
     assert on_delta(scope, output) == whole(scope, output) == GateReport(True, (), len(scope.items))
+
+
+def test_a_conflict_among_the_tail_is_judged_on_the_delta(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gate_delta.forget_judged()
+    base_scope = request(BASE)
+    base = generated(base_scope)
+    assert on_delta(base_scope, base).passed
+    scope = request(BASE + RIVALS + TAIL, base, conflicts=(CONFLICT,))
+    output = generated(scope)
+    expected = whole(scope, output)
+    assert expected.passed, expected.failures
+    assert output.unresolved_conflicts == (CONFLICT.id,)
+    runs = whole_gate_runs(monkeypatch)
+    assert on_delta(scope, output) == expected
+    assert runs == []
 
 
 # ---------------------------------------------------------------------------
@@ -399,19 +433,23 @@ def _edited(output: Output, edit: int, pick: int) -> Output:
 @given(
     texts=st.lists(st.sampled_from(POOL), min_size=2, max_size=14),
     split=st.integers(min_value=1, max_value=13),
-    contested=st.booleans(),
+    contested=st.sampled_from(("no", "in the base", "in the tail")),
     edit=st.integers(min_value=-1, max_value=7),
     pick=st.integers(min_value=0, max_value=50),
 )
 def test_both_gates_agree_on_random_tails_and_edits(
-    texts: list[str], split: int, contested: bool, edit: int, pick: int
+    texts: list[str], split: int, contested: str, edit: int, pick: int
 ) -> None:
     events = tuple(event(n + 1, text) for n, text in enumerate(texts))
-    contested = contested and len(events) > 2  # both sides among the base's events
-    split = min(max(split, 2 if contested else 1), len(events) - 1)
-    conflicts = (Conflict(id="c-1", a=events[0].id, b=events[1].id),) if contested else ()
+    in_base = contested == "in the base" and len(events) > 2  # both sides among the base's
+    split = min(max(split, 2 if in_base else 1), len(events) - 1)
+    conflicts: tuple[Conflict, ...] = ()
+    if in_base:
+        conflicts = (Conflict(id="c-1", a=events[0].id, b=events[1].id),)
+    elif contested == "in the tail" and len(events) - split >= 2:  # the base knew none
+        conflicts = (Conflict(id="c-1", a=events[split].id, b=events[-1].id),)
     gate_delta.forget_judged()
-    base_scope = request(events[:split], conflicts=conflicts)
+    base_scope = request(events[:split], conflicts=conflicts if in_base else ())
     base = generated(base_scope)
     assert on_delta(base_scope, base).passed
     scope = replace(request(events, base, conflicts), parent_covers_through=split)

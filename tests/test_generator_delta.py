@@ -111,6 +111,28 @@ def test_a_new_conflict_builds_whole() -> None:
     assert sorted(s["derivedFrom"][0] for s in contested) == ["e1", "e7"]
 
 
+def test_a_conflict_between_tail_events_extends_the_last_build() -> None:
+    """The older events read as before: neither side is one of them."""
+    kept = Conflict(id="c-1", a="e1", b="e7")
+    generate(request(BASE, conflicts=(kept,)))
+    among_tail = Conflict(id="c-2", a="e9", b="e10")
+    scope = request(BASE + TAIL, conflicts=(kept, among_tail))
+    output, extended = generate(scope)
+    assert extended
+    assert output == whole(scope)
+    assert output["unresolvedConflicts"] == ["c-1", "c-2"]
+    contested = {s["derivedFrom"][0]: s["contested"] for s in output["statements"]}  # type: ignore[attr-defined]
+    assert (contested["e9"], contested["e10"], contested["e1"]) == ("c-2", "c-2", "c-1")
+
+
+def test_a_conflict_of_a_tail_event_with_an_older_one_builds_whole() -> None:
+    generate(request(BASE))
+    scope = request(BASE + TAIL, conflicts=(Conflict(id="c-1", a="e3", b="e10"),))
+    output, extended = generate(scope)
+    assert not extended
+    assert output == whole(scope)
+
+
 def test_the_conflicts_claims_follow_the_requests_order() -> None:
     first, second = Conflict(id="c-1", a="e1", b="e7"), Conflict(id="c-2", a="e2", b="e5")
     generate(request(BASE, conflicts=(first, second)))
@@ -145,27 +167,41 @@ def test_a_new_item_of_an_old_event_builds_whole() -> None:
     assert "global/fact/rollout" in line["claims"]
 
 
-def test_a_conflict_claim_shared_with_events_keeps_the_order_of_a_whole_build() -> None:
-    """Hand-made items may say what a conflict's item says: the run adds the conflict's
-    sources after every event's, and the next run's new source goes before them."""
-    conflict = Conflict(id="c-1", a="e2", b="e3")
+SHARED = Conflict(id="c-1", a="e2", b="e3")
 
-    def scope_of(events: tuple[Event, ...]) -> GenerationRequest:
-        items: list[Item] = []
-        for part, said_by in ((events[:8], "e1"), (events[8:], "e9")):
-            items += extract_items(part)
-            if part:
-                items.append(Item(f"itm-{said_by}", said_by, "fact", "conflict/c-1", "c-1"))
-        items.append(conflict_item(conflict))
-        return replace(request(events, conflicts=(conflict,)), items=tuple(items))
 
-    generate(scope_of(BASE))
-    scope = scope_of(BASE + TAIL)
+def saying_the_conflicts_claim(events: tuple[Event, ...], by: tuple[str, ...]) -> GenerationRequest:
+    """Hand-made items: each event of ``by`` also says what the conflict's item says."""
+    items: list[Item] = []
+    for part in (events[:8], events[8:]):  # the base's events, then the tail's
+        items += extract_items(part)
+        items += [Item(f"itm-{e.id}", e.id, "fact", "conflict/c-1", "c-1") for e in part
+                  if e.id in by]  # fmt: skip
+    items.append(conflict_item(SHARED))
+    return replace(request(events, conflicts=(SHARED,)), items=tuple(items))
+
+
+def shared_claims(by: tuple[str, ...]) -> list[list[str]]:
+    """The sources of the claims keyed like the conflict's after a run on the base: the
+    run extends the base's build and says what a whole build says."""
+    generate(saying_the_conflicts_claim(BASE, by))
+    scope = saying_the_conflicts_claim(BASE + TAIL, by)
     output, extended = generate(scope)
     assert extended
     assert output == whole(scope)
-    claim = next(c for c in output["claims"] if c["key"] == "conflict/c-1")  # type: ignore[attr-defined]
-    assert claim["derivedFrom"] == ["e1", "e9", "e2", "e3"]
+    return [c["derivedFrom"] for c in output["claims"] if c["key"] == "conflict/c-1"]  # type: ignore[attr-defined]
+
+
+def test_a_conflict_claim_shared_with_events_keeps_the_order_of_a_whole_build() -> None:
+    """Hand-made items may say what a conflict's item says: the run adds the conflict's
+    sources after every event's, and the next run's new source goes before them."""
+    assert shared_claims(by=("e1", "e9")) == [["e1", "e9", "e2", "e3"]]
+
+
+def test_an_event_saying_what_a_conflicts_claim_says_later_keeps_one_claim() -> None:
+    """A conflict's claim of its own, which a later event's item says too, becomes that
+    event's claim grown by the conflict's sources, as in a whole build."""
+    assert shared_claims(by=("e9",)) == [["e9", "e2", "e3"]]
 
 
 def test_another_subject_keeps_its_own_build() -> None:
@@ -204,7 +240,7 @@ def subjects(draw: st.DrawFn) -> tuple[Event, ...]:
 @given(
     events=subjects(),
     cuts=st.lists(st.integers(min_value=1, max_value=15), min_size=1, max_size=3),
-    contested=st.sampled_from(("never", "always", "later")),
+    contested=st.sampled_from(("never", "always", "later", "in the tail")),
     closed=st.booleans(),
     budget=st.one_of(st.none(), st.integers(min_value=1, max_value=200)),
 )
@@ -217,22 +253,36 @@ def test_runs_over_growing_selections_say_what_a_whole_build_says(
     conflict = Conflict(id="c-1", a=events[0].id, b=events[1].id)
     ends = sorted({min(cut, len(events)) for cut in cuts} | {len(events)})
     before: tuple[tuple[Conflict, ...], set[str], set[str]] | None = None
+    start = 0
+    among_tails: tuple[Conflict, ...] = ()  # one more among each run's new events
     for step, end in enumerate(ends):
         selection = events[:end]
-        contest = contested == "always" or (contested == "later" and step == len(ends) - 1)
-        conflicts = (conflict,) if contest and end >= 2 else ()
+        last = step == len(ends) - 1
+        contest = contested == "always" or (contested == "later" and last)
+        conflicts: tuple[Conflict, ...] = (conflict,) if contest and end >= 2 else ()
+        if contested == "in the tail":
+            if end - start >= 2:
+                among = Conflict(id=f"c-{step + 2}", a=events[start].id, b=events[end - 1].id)
+                among_tails += (among,)
+            conflicts = among_tails
         open_items = expected_open_items(selection)
-        if closed and step == len(ends) - 1:
+        if closed and last:
             open_items = open_items[1:]  # the oldest open task closed by the last run
         scope = request(selection, conflicts=conflicts, open_items=open_items, budget=budget)
         output, extended = generate(scope)
         assert output == whole(scope)
         if before is not None:
             old_conflicts, old_ids, old_open = before
-            same = conflicts == old_conflicts and old_ids.intersection(open_items) == old_open
+            added = set(conflicts) - set(old_conflicts)
+            same = (
+                set(old_conflicts) <= set(conflicts)
+                and not any({c.a, c.b} & old_ids for c in added)
+                and old_ids.intersection(open_items) == old_open
+            )
             assert extended == same
         ids = {e.id for e in selection}
         before = conflicts, ids, ids.intersection(open_items)
+        start = end
 
 
 @settings(max_examples=100, deadline=None)

@@ -9,14 +9,15 @@ Any other operations (a new tuple, even an equal one) judge every event again.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlineage.consolidation import select as selecting
-from memlineage.consolidation.select import Selection, select
-from memlineage.model import Event, Operation, OpKind
+from memlineage.consolidation.select import Selection, carries_over, root_of, select
+from memlineage.model import Alias, Event, Manifest, Operation, OpKind
 from memlineage.raw.validity import DEFAULT_POLICY, TrustPolicy, source_state
 
 
@@ -55,6 +56,37 @@ def test_a_tail_under_the_same_operations_is_judged_alone() -> None:
     assert [e.id for e in chosen.events] == ["e1", "e3", "e4", "e5"]
 
 
+def test_new_operations_of_the_tail_alone_judge_the_tail_alone() -> None:
+    """A conflict among new events, resolved, and a revocation of one: the older events
+    read as before."""
+    events = [event(n) for n in range(1, 8)]
+    ops = (Operation(op_seq=1, kind=OpKind.REVOKE, target="e2"),)
+    select(events[:3], ops, 3)
+    kept = selecting._last.get("u")
+    grown = (
+        *ops,
+        Operation(op_seq=2, kind=OpKind.CONFLICT, target="e4", other="e5", conflict_id="c-1"),
+        Operation(op_seq=3, kind=OpKind.CONFLICT, target="e5", other="e6", conflict_id="c-2"),
+        Operation(op_seq=4, kind=OpKind.RESOLVE, target="e5", other="e6", conflict_id="c-2"),
+        Operation(op_seq=5, kind=OpKind.REVOKE, target="e7"),
+    )
+    chosen = select(events, grown, 7)
+    assert selecting._last.get("u") is kept  # extended, not judged whole
+    assert chosen == whole(events, grown, 7, DEFAULT_POLICY)
+    assert [e.id for e in chosen.events] == ["e1", "e3", "e4", "e6"]
+    assert [c.id for c in chosen.conflicts] == []  # c-1 lost its side e5: not among them
+
+
+def test_a_new_operation_naming_an_older_event_judges_every_event_again() -> None:
+    events = [event(n) for n in range(1, 6)]
+    select(events[:3], (), 3)
+    kept = selecting._last.get("u")
+    ops = (Operation(op_seq=1, kind=OpKind.CONFLICT, target="e1", other="e4", conflict_id="c-1"),)
+    chosen = select(events, ops, 5)
+    assert selecting._last.get("u") is not kept
+    assert [c.id for c in chosen.conflicts] == ["c-1"]
+
+
 def test_new_operations_judge_every_event_again() -> None:
     events = [event(n) for n in range(1, 4)]
     select(events, (), 3)
@@ -91,10 +123,13 @@ def test_growing_selections_say_what_a_whole_selection_says(
               data.draw(st.sampled_from(("user", "tool", "nobody"))))
         for n in range(1, count + 1)
     ]  # fmt: skip
-    ops = data.draw(operations(count))
+    every_op = data.draw(operations(count))
     policy = data.draw(st.sampled_from((DEFAULT_POLICY, TrustPolicy(frozenset({"x"})))))
+    recorded = 0  # operations are recorded as events arrive: each run reads a longer prefix
     for end in sorted({min(c, count) for c in cuts} | {count}):
         high_water = data.draw(st.integers(end - 1, end))
+        recorded = data.draw(st.integers(recorded, len(every_op)))
+        ops = every_op[:recorded]
         got = select(events[:end], ops, high_water, policy)
         assert got == whole(events[:end], ops, high_water, policy)
 
@@ -109,3 +144,50 @@ def test_an_older_event_that_is_not_the_same_is_judged_again() -> None:
     select([event(1), event(2)], (), 9)
     changed = [event(1, taint=("scraped",)), event(2), event(3)]
     assert [e.id for e in select(changed, (), 9).events] == ["e2", "e3"]
+
+
+def manifest_of(selection: Selection, covers: int, conflicts: tuple[str, ...] = ()) -> Manifest:
+    """A parent built on ``selection`` (its root noted as consolidation notes it)."""
+    return Manifest(
+        artifact_id="a-1", subject="u", new_covers_through=covers, input_epoch=0,
+        expected_alias=Alias(), input_ids=tuple(e.id for e in selection.events),
+        input_root=root_of(selection), expected_conflicts=conflicts, selector_version="v2",
+        prompt_version="p", model_snapshot="m",
+    )  # fmt: skip
+
+
+def slow_carries_over(selection: Selection, parent: Manifest) -> bool:
+    """``carries_over`` comparing every event, as a selection made elsewhere is."""
+    return carries_over(replace(selection, source=None), parent)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), count=st.integers(2, 12), cut=st.integers(1, 11))
+def test_a_noted_root_carries_over_as_the_events_compared_one_by_one(
+    data: st.DataObject, count: int, cut: int
+) -> None:
+    """A parent whose root this process noted, then operations on the new events alone,
+    on older ones, or none: the shortcut says what comparing every event says."""
+    selecting.forget_selections()
+    events = [event(n) for n in range(1, count + 1)]
+    cut = min(cut, count - 1)
+    ops = data.draw(operations(count))
+    first_ops = ops[: data.draw(st.integers(0, len(ops)))]
+    before = select(events[:cut], first_ops, cut)
+    touching = tuple(c.id for c in before.conflicts)
+    parent = manifest_of(before, cut, touching)
+    after = select(events, ops, count)
+    assert carries_over(after, parent) == slow_carries_over(after, parent)
+
+
+def test_a_conflict_among_new_events_carries_the_parent_over() -> None:
+    events = [event(n) for n in range(1, 6)]
+    parent = manifest_of(select(events[:3], (), 3), 3)
+    ops = (Operation(op_seq=1, kind=OpKind.CONFLICT, target="e4", other="e5", conflict_id="c"),)
+    grown = select(events, ops, 5)
+    assert [c.id for c in grown.conflicts] == ["c"]
+    assert carries_over(grown, parent) and slow_carries_over(grown, parent)
+    older = (Operation(op_seq=1, kind=OpKind.CONFLICT, target="e1", other="e5", conflict_id="c"),)
+    selecting.forget_selections()
+    parent = manifest_of(select(events[:3], (), 3), 3)
+    assert not carries_over(select(events, older, 5), parent)

@@ -63,6 +63,37 @@ def test_a_second_run_reads_the_new_events_only(
     assert shown | set(output.cold) == {f"m-{n}" for n in range(43)}
 
 
+def test_a_conflict_among_the_new_events_reads_only_them(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Detection records conflicts among the new events (one kept, one the temporal
+    policy resolves): the older events read as before, so they are not read again."""
+    memory.add(said(0, 40))
+    first = memory.consolidate("user-7")
+    assert first.switched
+    day = "2026-04-0{}T09:00:00Z".format
+    memory.add([
+        {"id": "m-40", "subject": "user-7", "text": "The budget is 4,500 EUR.", "at": day(1)},
+        {"id": "m-41", "subject": "user-7", "text": "I love jazz.", "at": day(2)},
+        {"id": "m-42", "subject": "user-7", "text": "The budget is 5,000 EUR.", "at": day(3)},
+        {"id": "m-43", "subject": "user-7", "text": "I hate jazz.", "at": day(4)},
+    ])  # fmt: skip
+    decoded = rows_decoded(monkeypatch)
+    result = memory.consolidate("user-7")
+    assert result.switched
+    assert decoded == ["m-39", "m-40", "m-41", "m-42", "m-43"]
+    assert result.artifact.manifest.derived_from_artifact == first.artifact.id  # built on it
+    output = result.artifact.output
+    assert output is not None and len(output.unresolved_conflicts) == 1
+    contested = {s.text: s.contested for s in output.statements}
+    assert contested["The budget is 4,500 EUR."] == output.unresolved_conflicts[0]
+    assert contested["The budget is 5,000 EUR."] == output.unresolved_conflicts[0]
+    assert all(mark is None for text, mark in contested.items() if "budget" not in text)
+    text = summary(memory)
+    assert "I hate jazz." in text and "I love jazz." not in text  # the later one wins
+    assert "Rack 39 holds 49 servers." in text
+
+
 def test_a_revocation_by_another_process_is_read(memory: Memory, db_url: str) -> None:
     memory.add(said(0, 5))
     memory.consolidate("user-7")

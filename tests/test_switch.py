@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import workers
-from memlineage import ArtifactStatus, Memory, SwitchFailure
+from memlineage import ArtifactStatus, Memory, SwitchFailure, SwitchResult
 from memlineage.consolidation.consolidate import Consolidation, prepare, publish
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.store import rows
@@ -327,6 +327,12 @@ def _tamper(memory: Memory, event_id: str) -> None:
         )
 
 
+def refused_for_a_hash(result: SwitchResult | None) -> bool:
+    """The switch refused: an input's stored hash is not the one the run read."""
+    assert result is not None and not result.switched
+    return result.reason is SwitchFailure.INPUT_INVALIDATED and "hash" in result.detail
+
+
 def test_a_switch_over_the_published_summary_re_reads_only_the_new_inputs(
     memory: Memory,
 ) -> None:
@@ -342,10 +348,7 @@ def test_a_switch_over_the_published_summary_re_reads_only_the_new_inputs(
     refused = prepare(memory.store, memory.tenant, "user-7")
     assert refused.manifest.derived_from_artifact == first.artifact.id
     _tamper(memory, "m-7")
-    result = publish(memory.store, memory.tenant, refused)
-    assert result is not None and not result.switched
-    assert result.reason is SwitchFailure.INPUT_INVALIDATED
-    assert "hash" in result.detail
+    assert refused_for_a_hash(publish(memory.store, memory.tenant, refused))
     add_range(memory, 8, 8)
     later = prepare(memory.store, memory.tenant, "user-7")  # reads m-7 as it now is
     _tamper(memory, "m-2")  # an input the published summary's switch re-validated
@@ -384,3 +387,42 @@ def test_an_operation_that_left_the_epoch_alone_makes_the_switch_re_validate_eve
     assert result is not None and not result.switched
     assert result.reason is SwitchFailure.INPUT_INVALIDATED
     assert "m-7 is revoked" in result.detail
+
+
+def _conflicting_pair(memory: Memory, first: int) -> None:
+    """Two new events whose budgets differ: detection keeps the conflict unresolved."""
+    memory.add([
+        {"id": f"m-{first}", "subject": "user-7", "text": "The budget is 4,500 EUR."},
+        {"id": f"m-{first + 1}", "subject": "user-7", "text": "The budget is 5,000 EUR."},
+    ])  # fmt: skip
+
+
+def test_a_conflict_among_the_new_inputs_is_re_validated_with_them_alone(
+    memory: Memory,
+) -> None:
+    """Operations since the published summary that name only events after its coverage
+    (a conflict detected among them) leave its inputs as its switch re-validated them:
+    only the new inputs are read again, with the conflict expected among them."""
+    add_range(memory, 1, 5)
+    first = memory.consolidate("user-7")
+    _conflicting_pair(memory, 6)
+    later = prepare(memory.store, memory.tenant, "user-7")
+    assert later.manifest.derived_from_artifact == first.artifact.id
+    assert len(later.manifest.expected_conflicts) == 1
+    _tamper(memory, "m-2")  # an input the published summary's switch re-validated
+    result = publish(memory.store, memory.tenant, later)
+    assert result is not None and result.switched, result
+    assert len(memory.recall("user-7").conflicts) == 1
+
+
+def test_an_operation_naming_an_older_input_makes_the_switch_re_validate_everything(
+    memory: Memory,
+) -> None:
+    add_range(memory, 1, 5)
+    first = memory.consolidate("user-7")
+    _conflicting_pair(memory, 6)
+    assert memory.trust("m-2", "agent").changed  # still valid: nothing it says changed
+    later = prepare(memory.store, memory.tenant, "user-7")
+    assert later.manifest.derived_from_artifact == first.artifact.id
+    _tamper(memory, "m-2")
+    assert refused_for_a_hash(publish(memory.store, memory.tenant, later))

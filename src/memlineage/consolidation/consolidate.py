@@ -19,7 +19,7 @@ from memlineage.consolidation.alias import why_not_summary
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.render import render_summary
-from memlineage.consolidation.select import Selection, carries_over, select
+from memlineage.consolidation.select import Selection, carries_over, root_of, select
 from memlineage.errors import BadInput, NotFound
 from memlineage.meaning import extract
 from memlineage.model import (
@@ -192,7 +192,7 @@ def _build(
         input_epoch=head.clock.epoch,
         expected_alias=head.alias,
         input_ids=tuple(e.id for e in selection.events),
-        input_root=input_root((e.id, e.hash) for e in selection.events),
+        input_root=root_of(selection),
         expected_conflicts=tuple(sorted(c.id for c in selection.conflicts)),
         selector_version=selection.selector_version,
         prompt_version=generator.prompt_version,

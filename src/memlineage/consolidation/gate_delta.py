@@ -195,6 +195,15 @@ def _identities(unresolved: Iterable[Conflict]) -> frozenset[ConflictIdentity]:
     return frozenset((c.id, c.a, c.b, c.key) for c in unresolved)
 
 
+def _marks_only_new(judged: Judged, unresolved: frozenset[ConflictIdentity]) -> bool:
+    """Whether the base's events stand in the same conflicts as when it was judged: each of
+    its conflicts still stands, and each new one has both sides among the tail's events."""
+    if not judged.unresolved <= unresolved:
+        return False
+    events = judged.events
+    return all(a not in events and b not in events for _, a, b, _ in unresolved - judged.unresolved)
+
+
 # ---------------------------------------------------------------------------
 # the delta
 
@@ -205,6 +214,8 @@ class _Delta:
 
     tail: list[Event]
     tail_items: list[Item]
+    conflict_items: list[Item]  # every unresolved conflict's
+    new_conflicts: set[str]  # those the base did not have (both sides in the tail)
     open_items: list[str]
     unresolved: list[Conflict]
     claims: list[Claim]  # added or grown
@@ -249,7 +260,8 @@ def _delta(
         return None
     known = len(judged.event_items)
     unresolved = [c for c in conflicts if not c.resolved]
-    if list(items[:known]) != judged.event_items or _identities(unresolved) != judged.unresolved:
+    identities = _identities(unresolved)
+    if list(items[:known]) != judged.event_items or not _marks_only_new(judged, identities):
         return None
     tail = list(selection[count:])
     opened = frozenset(open_items)
@@ -258,16 +270,19 @@ def _delta(
     claims = _changed_claims(judged, output.claims)
     if claims is None:
         return None
-    changed, identities, objects = claims
+    changed, claim_identities, objects = claims
     end = len(items) - trailing_conflict_items(items, known)
-    tail_items = list(items[known:end])  # the conflicts' items are the base's: checked there
+    tail_items = list(items[known:end])
     if any(item.kind == gate.CONFLICT_KIND for item in tail_items):
         return None  # not the shape extract_items gives
-    child = _child(judged, output, selection, tail, tail_items, opened, changed, identities)
+    child = _child(judged, output, selection, tail, tail_items, opened, changed, claim_identities)
     child.claim_objects = objects
+    child.unresolved = identities
     return _Delta(
         tail,
         tail_items,
+        list(items[end:]),
+        {c[0] for c in identities - judged.unresolved},
         list(open_items),
         unresolved,
         changed,
@@ -386,10 +401,11 @@ def _delta_failures(delta: _Delta, judged: Judged) -> list[GateFailure]:
     # only conflicts with a side among the events read: every check asks by event
     conflicts = [c for c in delta.unresolved if c.a in needed or c.b in needed]
     own_items = [item for source in needed for item in child.items_by_source.get(source, ())]
+    own_items += [item for item in delta.conflict_items if item.source in needed]
     claims = {id(c): c for s in needed for c in child.claims_by_source.get(s, ())}
     carried = gate._Carried(list(claims.values()), own_items, keys=child.keys)
     failures = _claim_and_item_failures(delta, events, conflicts, needed, own_items)
-    if output.unresolved_conflicts != judged.output.unresolved_conflicts:
+    if delta.new_conflicts or output.unresolved_conflicts != judged.output.unresolved_conflicts:
         failures += gate._check_conflict_set(delta.unresolved, output.unresolved_conflicts)
     failures += gate._check_open_items(delta.open_items, output, events)
     if delta.statements:
@@ -414,7 +430,10 @@ def _claim_and_item_failures(
     """Claims added or grown against what their events say; the tail's items covered."""
     reading = [events[e] for e in needed]  # every source of a changed claim among them
     failures = gate._check_claims(delta.claims, events, own_items, conflicts, reading)
-    keys = {item.key for item in delta.tail_items}
+    # the base's conflicts' items were checked on the base: their claims are carried or grown
+    new = [item for item in delta.conflict_items if str(item.value) in delta.new_conflicts]
+    checked = delta.tail_items + new
+    keys = {item.key for item in checked}
     index = gate._ClaimIndex.build(c for c in delta.child.output.claims if c.key in keys)
-    failures += gate._check_items(delta.tail_items, index, {})  # no conflict item among them
+    failures += gate._check_items(checked, index, {c.id: c for c in conflicts})
     return failures

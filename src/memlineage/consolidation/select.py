@@ -7,12 +7,13 @@ stay valid.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memlineage.canonical import input_root
 from memlineage.meaning import caches
-from memlineage.model import Conflict, Event, Manifest, Operation
+from memlineage.model import Conflict, Event, Manifest, Operation, OpKind
 from memlineage.raw.validity import DEFAULT_POLICY, Folded, TrustPolicy, fold_operations
 
 #: v2: incremental. With a fresh published parent, the generator is given the
@@ -32,6 +33,8 @@ class Selection:
     selector_version: str = SELECTOR_VERSION
     # The coverage of the fresh parent whose output is reused (0: none, a full build).
     parent_covers_through: int = 0
+    # the subject's selection in this process it was read from (``root_of`` notes on it)
+    source: _Selected | None = field(default=None, compare=False, repr=False)
 
     @property
     def new_events(self) -> tuple[Event, ...]:
@@ -53,21 +56,42 @@ def select(
     candidates = [e for e in events if e.seq <= high_water]
     subject = candidates[0].subject if candidates else ""
     last = _last.take(subject)
-    if last is None or not last.extends_to(candidates, ops, policy):
-        last = _Selected(ops, policy, fold_operations(ops, policy), [], [], set())
+    if last is None or not last.adopts(candidates, ops, policy):
+        folded = fold_operations(ops, policy)
+        last = _Selected(ops, policy, folded, [], [], set(), set(), _last_op(ops))
     last.add(candidates[len(last.candidates) :])
     _last.keep(subject, last)
     ids = last.ids
     conflicts = tuple(c for c in last.folded.unresolved if c.a in ids and c.b in ids)
     chosen = tuple(last.chosen)
-    return Selection(chosen, conflicts, high_water, parent_covers_through=parent_covers_through)
+    return Selection(
+        chosen, conflicts, high_water, parent_covers_through=parent_covers_through, source=last
+    )
+
+
+def root_of(selection: Selection) -> str:
+    """The manifest's ``inputRoot`` of the selection, noted for ``carries_over``: its events
+    are the first ones of every later selection extending it in this process."""
+    root = input_root((e.id, e.hash) for e in selection.events)
+    source = selection.source
+    if source is not None:
+        source.roots[root] = len(selection.events)
+        while len(source.roots) > ROOTS_KEPT:
+            del source.roots[next(iter(source.roots))]
+    return root
+
+
+#: roots noted per selection: the last runs' (a parent is the last published one)
+ROOTS_KEPT = 4
 
 
 @dataclass
 class _Selected:
-    """A subject's last selection: the same operations (the very object: a worker's
-    read keeps it while none is recorded) over the same events plus a tail judge
-    the old events as before, so only the tail's are judged."""
+    """A subject's last selection. The same events plus a tail, under operations that
+    say of the old events what they said (the very same object: a worker's read keeps
+    it while none is recorded; or more, which name only events not among the old:
+    a conflict among the tail's), judge the old events as before: only the tail's
+    are judged."""
 
     ops: Sequence[Operation]
     policy: TrustPolicy
@@ -75,25 +99,70 @@ class _Selected:
     candidates: list[Event]
     chosen: list[Event]  # the valid ones, in seq order
     ids: set[str]
+    candidate_ids: set[str]
+    last_op: int  # the largest op_seq among the operations
     top: int = -(2**63)  # the largest seq among the candidates
+    roots: dict[str, int] = field(default_factory=dict)  # input root -> chosen events
 
-    def extends_to(
+    def adopts(
         self, candidates: list[Event], ops: Sequence[Operation], policy: TrustPolicy
     ) -> bool:
-        """Whether ``candidates`` are this selection's plus a tail after all of them."""
-        if ops is not self.ops or policy != self.policy or len(candidates) < len(self.candidates):
+        """Whether this selection extends to ``candidates`` under ``ops`` (taking them on):
+        they are its candidates plus a tail after all of them, and the operations leave
+        the old candidates as they were."""
+        if not self._extends_to(candidates, policy):
+            return False
+        if ops is self.ops:
+            return True
+        folded = self._folded_alike(ops)
+        if folded is not None:
+            self.last_op = max(self.last_op, _last_op(ops[len(self.ops) :]))
+            self.ops, self.folded = ops, folded
+        return folded is not None
+
+    def _extends_to(self, candidates: list[Event], policy: TrustPolicy) -> bool:
+        if policy != self.policy or len(candidates) < len(self.candidates):
             return False
         known = len(self.candidates)
         if candidates[:known] != self.candidates:
             return False
         return all(e.seq > self.top for e in candidates[known:])
 
+    def _folded_alike(self, ops: Sequence[Operation]) -> Folded | None:
+        """This selection's fold continued by the operations ``ops`` adds to its own (the
+        first ones the very same), when none of them names an old candidate or changes
+        the policy: they then say of every old candidate what this selection's fold
+        says. None otherwise. It costs the new operations, not the subject's history."""
+        known = len(self.ops)
+        if len(ops) < known or not all(map(operator.is_, ops[:known], self.ops)):
+            return None
+        for op in ops[known:]:
+            if op.kind is OpKind.POLICY or op.op_seq <= self.last_op:
+                return None
+            if not self.candidate_ids.isdisjoint(_named(op, self.folded)):
+                return None
+        return fold_operations(ops[known:], self.policy, after=self.folded)
+
     def add(self, tail: list[Event]) -> None:
         valid = sorted((e for e in tail if self.folded.is_valid(e)), key=lambda e: e.seq)
         self.candidates.extend(tail)
+        self.candidate_ids.update(e.id for e in tail)
         self.chosen.extend(valid)
         self.ids.update(e.id for e in valid)
         self.top = max((e.seq for e in tail), default=self.top)
+
+
+def _last_op(ops: Sequence[Operation]) -> int:
+    return max((op.op_seq for op in ops), default=0)
+
+
+def _named(op: Operation, folded: Folded) -> set[str]:
+    """The events an operation names: its target and other, and its conflict's sides."""
+    named = {op.target} if op.other is None else {op.target, op.other}
+    conflict = folded.conflicts.get(op.conflict_id) if op.conflict_id else None
+    if conflict is not None:
+        named.update((conflict.a, conflict.b))
+    return named
 
 
 # One selection per subject, kept per process (bounded in events, emptied by erasure).
@@ -112,6 +181,13 @@ def carries_over(selection: Selection, parent: Manifest) -> bool:
     neither (a conflict between new events, or with an event it did not select)
     leave it a sound base for an incremental run; anything else is a full rebuild.
     """
+    count = _noted_prefix(selection, parent)
+    if count is not None:  # its inputs are the first events: the conflicts are what is left
+        tail = {e.id for e in selection.events[count:]}
+        touching = sorted(
+            c.id for c in selection.conflicts if c.a not in tail or c.b not in tail
+        )  # fmt: skip
+        return touching == sorted(parent.expected_conflicts)
     covered = [e for e in selection.events if e.seq <= parent.new_covers_through]
     if tuple(e.id for e in covered) != parent.input_ids:
         return False
@@ -120,3 +196,19 @@ def carries_over(selection: Selection, parent: Manifest) -> bool:
     if touching != sorted(parent.expected_conflicts):
         return False
     return input_root((e.id, e.hash) for e in covered) == parent.input_root
+
+
+def _noted_prefix(selection: Selection, parent: Manifest) -> int | None:
+    """How many of the selection's first events ``parent`` read, when ``root_of`` noted
+    its root on the selection this one extends (the root fixes every id and hash), and
+    exactly those are up to its coverage; None: compare them one by one."""
+    source = selection.source
+    count = source.roots.get(parent.input_root) if source is not None else None
+    if count is None or count != len(parent.input_ids) or count > len(selection.events):
+        return None
+    events, coverage = selection.events, parent.new_covers_through
+    if count and events[count - 1].seq > coverage:
+        return None
+    if count < len(events) and events[count].seq <= coverage:
+        return None
+    return count

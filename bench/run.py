@@ -17,6 +17,7 @@ BENCHMARKS = [
     "bench_gate.py",
     "bench_extract.py",
     "bench_consolidate.py",
+    "bench_cold_run.py",
     "bench_queue.py",
     "bench_job_phases.py",
     "bench_staleness.py",
@@ -53,6 +54,7 @@ QUICK_ARGS = {
     "bench_staleness.py": ["--quick", "--repeats", "3", "--append-events", "2000"],
     "bench_extract.py": ["--quick"],
     "bench_consolidate.py": ["--quick"],
+    "bench_cold_run.py": ["--size", "5000", "--runs", "3"],
     "bench_llm.py": ["--quick"],
 }
 

@@ -25,6 +25,7 @@ from memlineage.meaning import extract
 from memlineage.model import (
     Artifact,
     ArtifactStatus,
+    Event,
     Item,
     Manifest,
     SwitchResult,
@@ -124,12 +125,14 @@ class Built:
     attempts: tuple[Artifact, ...]
     selection: Selection
     items: tuple[Item, ...]
+    #: the events whose items were extracted, not read stored: stored with the first write
+    unstored: tuple[tuple[Event, tuple[Item, ...]], ...] = ()
 
     def write(self, store: Store, tenant: str) -> None:
         """Step 7 for every attempt, in order; the collector paused (collector.py)."""
         with collector.paused():  # the writes serialize what the build made
-            for artifact in self.attempts:
-                store.write_artifact(tenant, artifact)
+            for n, artifact in enumerate(self.attempts):
+                store.write_artifact(tenant, artifact, self.unstored if n == 0 else ())
 
     @property
     def artifact(self) -> Artifact:
@@ -183,7 +186,8 @@ def _build(
     stale_epoch = parent is not None and why_not_summary(head) is not None
     if parent is not None and stale_epoch and not carries_over(selection, parent.manifest):
         parent, selection = None, replace(selection, parent_covers_through=0)
-    items = extract.extract_items(selection.events, selection.conflicts)
+    extracted = extract.extract_with_stored(selection.events, selection.conflicts, read.items)
+    items = extracted.items
     open_items = extract.expected_open_items(selection.events)
     manifest = Manifest(
         artifact_id=new_artifact_id(subject, head.clock.high_water),
@@ -221,7 +225,7 @@ def _build(
     written = generation.artifacts(
         manifest, generated, lambda: new_artifact_id(subject, head.clock.high_water)
     )
-    return Built(tuple(written), selection, tuple(items))
+    return Built(tuple(written), selection, tuple(items), tuple(extracted.unstored))
 
 
 def _parent(head: Head, budget: int | None) -> Artifact | None:

@@ -53,6 +53,17 @@ class StoreCore(abc.ABC):
         """``values`` as the one parameter of ``text_rows`` (SQLite: a JSON array)."""
         return dumps(list(values))
 
+    # Rows of (seq, id, body) from ``event_texts_params`` (SQLite: one JSON array).
+    event_texts_rows: str = (
+        "(SELECT json_extract(value, '$[0]') AS seq, json_extract(value, '$[1]') AS id,"
+        " json_extract(value, '$[2]') AS body FROM json_each(?)) AS listed"
+    )
+
+    @staticmethod
+    def event_texts_params(rows: Sequence[tuple[int, str, str]]) -> tuple[Any, ...]:
+        """``rows`` as the parameters of ``event_texts_rows``."""
+        return (dumps([list(row) for row in rows]),)
+
     # -- what a backend supplies --
 
     @abc.abstractmethod

@@ -90,6 +90,10 @@ class EraseMixin(StoreCore):
                 "DELETE FROM event_kinds WHERE tenant = ? AND subject = ? AND seq = ?",
                 (tenant, subject, event.seq),
             )
+            tx.execute(  # an item holds a clause of the text (schema 17)
+                "DELETE FROM event_items WHERE tenant = ? AND subject = ? AND seq = ?",
+                (tenant, subject, event.seq),
+            )
             tx.execute(  # a vector is derived from the text (the embedding job skips it)
                 "DELETE FROM event_vectors WHERE tenant = ? AND subject = ? AND seq = ?",
                 (tenant, subject, event.seq),

@@ -31,12 +31,13 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from memlineage.meaning import caches
-from memlineage.model import OpKind, Output
+from memlineage.meaning.extract import RULES_VERSION
+from memlineage.model import Event, Item, OpKind, Output
 from memlineage.store.protocol import Head, SubjectInput
 from memlineage.store.reader import (
     events_statement,
@@ -44,7 +45,7 @@ from memlineage.store.reader import (
     head_statement,
     operations_statement,
 )
-from memlineage.store.rows import event_from_row, op_from_row
+from memlineage.store.rows import event_from_row, items_from_text, op_from_row
 from memlineage.store.sql import Statement
 
 #: events kept per store in all (the subjects read last are kept)
@@ -92,9 +93,12 @@ def consolidation_input(
     found = _read_after(store, read_together, tenant, subject, known) if known else None
     if found is None:
         found = _read_whole(read_together, tenant, subject)
-    if found is not None:
-        kept.keep((tenant, subject), found)
-    return found.input if found is not None else None
+    if found is None:
+        return None
+    # the stored items serve this run's extraction once; the next run in this process
+    # reuses what extraction made of them (extract.extract_items)
+    kept.keep((tenant, subject), replace(found, input=replace(found.input, items={})))
+    return found.input
 
 
 def _events_read(known: _Known) -> int:
@@ -102,26 +106,60 @@ def _events_read(known: _Known) -> int:
 
 
 def _read_whole(read_together: ReadTogether, tenant: str, subject: str) -> _Known | None:
-    heads, events, ops = read_together(
+    heads, events, ops, stored = read_together(
         [
             head_statement(tenant, subject, ", c.ops"),
             events_statement(tenant, subject),
             operations_statement(tenant, subject),
+            stored_items_statement(tenant, subject),
         ]
     )
     if not heads:
         return None
     head = head_from_row(heads[0])
     # The clock and the events move together (one append): none is past high water.
-    found = [event_from_row(r) for r in events]
+    found = [event_from_row(r) for r in events if r[0] <= head.clock.high_water]
     return _Known(
         int(heads[0][-1]),
         SubjectInput(
             head,
-            tuple(e for e in found if e.seq <= head.clock.high_water),
+            tuple(found),
             tuple(op_from_row(r) for r in ops),
+            _stored_items(found, stored),
         ),
     )
+
+
+def stored_items_statement(tenant: str, subject: str) -> Statement:
+    """The subject's stored items of the current extraction rules (schema 17)."""
+    return (
+        "SELECT seq, items FROM event_items WHERE tenant = ? AND subject = ? AND rules = ?",
+        (tenant, subject, RULES_VERSION),
+    )
+
+
+def _stored_items(events: Sequence[Event], rows: Sequence[Sequence[Any]]) -> _StoredItems:
+    """seq -> the stored items of each event read (an erased event has no row)."""
+    ids = {e.seq: e.id for e in events}
+    return _StoredItems({int(seq): (ids[int(seq)], text) for seq, text in rows if int(seq) in ids})
+
+
+class _StoredItems(Mapping[int, tuple[Item, ...]]):
+    """The stored items by seq, each event's parsed when asked for: a run that finds the
+    events' items in this process already (extraction's last call) parses none."""
+
+    def __init__(self, rows: dict[int, tuple[str, str]]) -> None:
+        self._rows = rows
+
+    def __getitem__(self, seq: int) -> tuple[Item, ...]:
+        event_id, text = self._rows[seq]
+        return items_from_text(text, event_id)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 def _read_after(

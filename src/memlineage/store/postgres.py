@@ -242,6 +242,15 @@ class PostgresStore(SqlStore):
     def text_list(values: Sequence[str]) -> Any:
         return list(values)
 
+    event_texts_rows = (
+        "unnest(CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[]))"
+        " AS listed (seq, id, body)"
+    )
+
+    @staticmethod
+    def event_texts_params(rows: Sequence[tuple[int, str, str]]) -> tuple[Any, ...]:
+        return ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+
     def __init__(
         self,
         url: str,

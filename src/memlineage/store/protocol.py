@@ -12,14 +12,23 @@ of one tenant.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 from memlineage.meaning.policy import TemporalPolicy, VersionedTrust, versioned_json
-from memlineage.model import Alias, Artifact, Clock, Event, NewEvent, Operation, SwitchResult
+from memlineage.model import (
+    Alias,
+    Artifact,
+    Clock,
+    Event,
+    Item,
+    NewEvent,
+    Operation,
+    SwitchResult,
+)
 from memlineage.progress import Advance, Progress
 from memlineage.raw.validity import TrustPolicy
 from memlineage.recall.embed import Embedder, EmbedderId, Vectors
@@ -73,6 +82,10 @@ class SubjectInput:
     head: Head
     events: tuple[Event, ...]
     operations: tuple[Operation, ...]
+    #: seq -> the event's items as stored under the current extraction rules
+    #: (``event_items``): read with a whole read, for a process that never read the
+    #: subject; an event missing here is extracted (and its items stored by the write)
+    items: Mapping[int, tuple[Item, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -537,7 +550,9 @@ class Store(
     ) -> OpResult: ...
     def declare_conflict(self, tenant: str, a: str, b: str, key: str | None = None) -> OpResult: ...
     def resolve_conflict(self, tenant: str, conflict_id: str, winner: str) -> OpResult: ...
-    def write_artifact(self, tenant: str, artifact: Artifact) -> None: ...
+    def write_artifact(
+        self, tenant: str, artifact: Artifact, items: Sequence[tuple[Event, Sequence[Item]]] = ()
+    ) -> None: ...
     def switch(self, tenant: str, artifact_id: str, *, force: bool = False) -> SwitchResult: ...
     def job_head(self, tenant: str, subject: str) -> tuple[Head, bool] | None: ...
     def consolidation_input(self, tenant: str, subject: str) -> SubjectInput | None: ...

@@ -17,6 +17,7 @@ from memlineage.model import (
     Fact,
     GateFailure,
     GateReport,
+    Item,
     Manifest,
     NewEvent,
     Operation,
@@ -69,6 +70,32 @@ def event_from_row(row: Sequence[Any]) -> Event:
         recorded_at=row[12],
     )
     return event
+
+
+def items_text(items: Sequence[Item]) -> str:
+    """An event's items as stored in ``event_items``: the source is the event's own id,
+    so it is left out (every item of an event names it)."""
+    return dumps([[i.id, i.kind, i.key, i.value, i.unit, i.polarity, i.clause] for i in items])
+
+
+def items_from_text(text: str, source: str) -> tuple[Item, ...]:
+    """``items_text`` read back, as ``Item(...)`` would build them (field order), without
+    its ``object.__setattr__`` calls: a cold consolidation reads every event's items."""
+    found = []
+    for id_, kind, key, value, unit, polarity, clause in json.loads(text):
+        item = object.__new__(Item)
+        item.__dict__.update(
+            id=id_,
+            source=source,
+            kind=kind,
+            key=key,
+            value=value,
+            unit=unit,
+            polarity=polarity,
+            clause=clause,
+        )
+        found.append(item)
+    return tuple(found)
 
 
 #: a stored kind to its member: a dict lookup, where calling the enum costs several

@@ -14,6 +14,8 @@ from memlineage.model import (
     Alias,
     Artifact,
     ArtifactStatus,
+    Event,
+    Item,
     Manifest,
     Operation,
     SwitchFailure,
@@ -35,6 +37,7 @@ from memlineage.store.rows import (
     OP_COLUMNS,
     artifact_from_row,
     dumps,
+    items_text,
     manifest_from_json,
     op_from_row,
     output_from_json,
@@ -153,9 +156,13 @@ def _after_epoch(since: Sequence[Operation], alias: Alias) -> list[Operation]:
 
 
 class SwitchMixin(StoreCore):
-    def write_artifact(self, tenant: str, artifact: Artifact) -> None:
+    def write_artifact(
+        self, tenant: str, artifact: Artifact, items: Sequence[tuple[Event, Sequence[Item]]] = ()
+    ) -> None:
         """Step 7: store an attempt with its manifest and derivation edges. Not readable yet.
 
+        ``items``: events the run extracted, with their items, stored for the next
+        process that reads the subject (schema 17), in the same transaction.
         The subject's lock first (I7); the rows are written only if its clock exists, so
         the transaction reads nothing before its commit (PostgreSQL: one round trip)."""
         subject = artifact.subject
@@ -168,6 +175,8 @@ class SwitchMixin(StoreCore):
                 (tenant, subject),
             )
             rows = self._artifact_rows(tenant, artifact, manifest_text, output_text)
+            if items:
+                rows.append(self._items_row(tenant, artifact.subject, items))
             written = [tx.execute(sql, params) for sql, params in rows]
         if int(written[0].rowcount) != 1:
             raise NotFound(f"no subject {subject!r}", field="subject")
@@ -234,6 +243,24 @@ class SwitchMixin(StoreCore):
             ),
         )
         return [row, status, edges]
+
+    def _items_row(
+        self, tenant: str, subject: str, items: Sequence[tuple[Event, Sequence[Item]]]
+    ) -> Statement:
+        """The events' items as ``event_items`` rows, one statement. Not for an event
+        erased since the run read it: the erasure (under the same lock) deleted what
+        was stored of its text, and nothing may store it again."""
+        listed = self.event_texts_params([(e.seq, e.id, items_text(i)) for e, i in items])
+        return (
+            "INSERT INTO event_items (tenant, subject, seq, rules, items)"
+            f" SELECT ?, ?, seq, ?, body FROM {self.event_texts_rows}"
+            f" WHERE {_CLOCK_EXISTS} AND NOT EXISTS (SELECT 1 FROM erasures x"
+            " WHERE x.tenant = ? AND x.subject = ? AND x.event_id = listed.id)"
+            " ON CONFLICT (tenant, subject, seq) DO UPDATE"
+            " SET rules = excluded.rules, items = excluded.items"
+            " WHERE event_items.rules <> excluded.rules",
+            (tenant, subject, RULES_VERSION, *listed, tenant, subject, tenant, subject),
+        )
 
     def job_head(self, tenant: str, subject: str) -> tuple[Head, bool] | None:
         """The subject's head, and whether its detection job has nothing to do (checked

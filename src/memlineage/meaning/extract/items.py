@@ -9,7 +9,8 @@ import bisect
 import functools
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 
 from memlineage.meaning import caches
@@ -64,23 +65,42 @@ def extract_items(events: Sequence[Event], conflicts: Sequence[Conflict] = ()) -
     Items of one event depend on that event alone, so inserting, removing or
     reordering other events never changes them.
     """
-    items = _items_of(events)
-    items.extend(conflict_item(c) for c in conflicts if not c.resolved)
-    return items
+    return extract_with_stored(events, conflicts, {}).items
 
 
-def _items_of(events: Sequence[Event]) -> list[Item]:
-    """The events' items, those of the events this subject's last call read reused."""
+@dataclass(frozen=True)
+class Extracted:
+    """``extract_items``' result, and the events whose items it did not find stored."""
+
+    items: list[Item]
+    #: each event this call extracted (not found in ``stored``, nor reused from this
+    #: subject's last call, whose caller had them stored), with its items
+    unstored: list[tuple[Event, tuple[Item, ...]]]
+
+
+def extract_with_stored(
+    events: Sequence[Event],
+    conflicts: Sequence[Conflict],
+    stored: Mapping[int, tuple[Item, ...]],
+) -> Extracted:
+    """``extract_items`` taking each event's items from ``stored`` (seq -> items, as
+    the store kept them under these rules) where they are, extracting the others."""
     subject = events[0].subject if events else ""
     last = _last.take(subject)
     if last is not None and len(last[0]) <= len(events) and list(events[: len(last[0])]) == last[0]:
         known, items = last[0], list(last[1])
     else:
         known, items = [], []
+    unstored: list[tuple[Event, tuple[Item, ...]]] = []
     for event in events[len(known) :]:
-        items.extend(cached_event_items(event))
+        found = stored.get(event.seq)
+        if found is None:
+            found = cached_event_items(event)
+            unstored.append((event, found))
+        items.extend(found)
     _last.keep(subject, (list(events), list(items)))
-    return items
+    items.extend(conflict_item(c) for c in conflicts if not c.resolved)
+    return Extracted(items, unstored)
 
 
 def trailing_conflict_items(items: Sequence[Item], start: int = 0) -> int:

@@ -12,7 +12,13 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlineage.canonical import canonical_bytes, content_hash, input_root
+from memlineage.canonical import (
+    canonical_bytes,
+    content_hash,
+    extended_input_root,
+    input_root,
+    input_root_state,
+)
 from memlineage.errors import BadInput
 from memlineage.model import Fact, NewEvent
 
@@ -75,6 +81,41 @@ def test_input_root_equals_the_hash_of_the_reference_bytes(pairs: list[tuple[str
             input_root(pairs)
         return
     assert input_root(pairs) == expected
+
+
+ids = st.text(st.characters(blacklist_categories=("Cs",)), max_size=4)
+
+
+@settings(max_examples=500)
+@given(st.lists(st.lists(st.tuples(ids, ids), max_size=5), min_size=1, max_size=5))
+def test_a_root_hashed_on_from_an_earlier_one_is_the_root_of_the_whole_list(
+    runs: list[list[tuple[str, str]]],
+) -> None:
+    """A growing selection: each run's root, hashed on from the last where it can be,
+    is the root of every pair so far (ids are unique within a selection)."""
+    seen: set[str] = set()
+    pairs: list[tuple[str, str]] = []
+    root, state = input_root_state([])
+    for run in runs:
+        added = [(i, h) for i, h in dict(run).items() if i not in seen]
+        seen.update(i for i, _ in added)
+        pairs += added
+        old = pairs[: len(pairs) - len(added)]
+        found = extended_input_root(state, added) if state is not None else None
+        if found is not None and old and added:  # hashed on only past every old id
+            assert min(i for i, _ in added) > max(i for i, _ in old)
+        root, state = found or input_root_state(pairs)
+        assert root == input_root(pairs)
+    assert state is not None and state.count == len(pairs)
+
+
+def test_a_new_id_sorting_before_an_old_one_hashes_the_whole_list() -> None:
+    _, state = input_root_state([("m-2", "sha256:b"), ("m-3", "sha256:c")])
+    assert state is not None
+    assert extended_input_root(state, [("m-1", "sha256:a")]) is None
+    found = extended_input_root(state, [("m-4", "sha256:d")])
+    assert found is not None
+    assert found[0] == input_root([("m-2", "sha256:b"), ("m-3", "sha256:c"), ("m-4", "sha256:d")])
 
 
 json_values = st.recursive(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import rfc8785
@@ -105,3 +106,54 @@ def input_root(inputs: Iterable[tuple[str, str]]) -> str:
         except UnicodeEncodeError as exc:
             raise BadInput(f"string is not valid Unicode (a lone surrogate): {exc.reason}") from exc
     return sha256_hex(canonical_bytes(pairs))
+
+
+@dataclass(frozen=True)
+class RootState:
+    """What ``input_root`` hashed of a list of pairs, to go on from: sha256 over ``[``
+    and the pairs in order, comma-separated, not yet closed by ``]``."""
+
+    count: int  # the pairs hashed
+    top: str  # the largest id among them ("" for none)
+    digest: Any  # hashlib's sha256 object; never updated once held here (copied first)
+
+
+def input_root_state(inputs: Iterable[tuple[str, str]]) -> tuple[str, RootState | None]:
+    """``input_root`` of the pairs, and the state a longer list can go on from (None when
+    a pair is not two strings: the general path, which has none)."""
+    pairs = sorted([event_id, event_hash] for event_id, event_hash in inputs)
+    if not all(type(i) is str and type(h) is str for i, h in pairs):
+        return sha256_hex(canonical_bytes(pairs)), None
+    try:
+        data = _stdlib_bytes(pairs)
+    except UnicodeEncodeError as exc:
+        raise BadInput(f"string is not valid Unicode (a lone surrogate): {exc.reason}") from exc
+    digest = hashlib.sha256(data[:-1])  # without the closing "]"
+    return _closed(digest), RootState(len(pairs), pairs[-1][0] if pairs else "", digest)
+
+
+def extended_input_root(
+    state: RootState, added: Iterable[tuple[str, str]]
+) -> tuple[str, RootState] | None:
+    """``input_root`` of the pairs ``state`` hashed plus ``added``, hashing only ``added``:
+    the list sorted by id is the old one followed by the new pairs when each new id
+    sorts after every old one. None otherwise (hash the whole list)."""
+    pairs = sorted([event_id, event_hash] for event_id, event_hash in added)
+    if not all(type(i) is str and type(h) is str for i, h in pairs):
+        return None
+    if pairs and state.count and pairs[0][0] <= state.top:
+        return None
+    digest = state.digest.copy()
+    try:
+        for n, pair in enumerate(pairs, start=state.count):
+            digest.update((b"," if n else b"") + _stdlib_bytes(pair))
+    except UnicodeEncodeError as exc:
+        raise BadInput(f"string is not valid Unicode (a lone surrogate): {exc.reason}") from exc
+    top = pairs[-1][0] if pairs else state.top
+    return _closed(digest), RootState(state.count + len(pairs), top, digest)
+
+
+def _closed(digest: Any) -> str:
+    closed = digest.copy()
+    closed.update(b"]")
+    return "sha256:" + str(closed.hexdigest())

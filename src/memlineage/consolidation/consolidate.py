@@ -32,7 +32,7 @@ from memlineage.model import (
 )
 from memlineage.progress import Progress, begin
 from memlineage.store.protocol import Head, Store, SubjectInput
-from memlineage.tokens import default_tokenizer
+from memlineage.tokens import default_tokenizer, exceeds
 
 
 @dataclass(frozen=True)
@@ -220,8 +220,8 @@ def _build(
     generated = generation.generate(generator, request)
     if generated.output is not None and budget is not None:
         # counted on what a reader sees; an output over budget is published whole
-        tokens = default_tokenizer().count(render_summary(generated.output.statements))
-        manifest = replace(manifest, over_budget=tokens > budget)
+        text = render_summary(generated.output.statements)
+        manifest = replace(manifest, over_budget=exceeds(default_tokenizer(), text, budget))
     written = generation.artifacts(
         manifest, generated, lambda: new_artifact_id(subject, head.clock.high_water)
     )

@@ -52,7 +52,7 @@ from memlineage.meaning.binding import binding_reasons, is_binding, shown_kind
 from memlineage.meaning.extract import ITEM_CACHE_SIZE, trailing_conflict_items
 from memlineage.meaning.values import Canonical, canonical
 from memlineage.model import Claim, Conflict, Event, Item, Output, Statement
-from memlineage.tokens import Tokenizer, default_tokenizer
+from memlineage.tokens import Tokenizer, default_tokenizer, exceeds
 
 #: explicit event kinds, worth more than an event of no kind when the budget chooses
 HOT_KINDS = frozenset({"constraint", "preference", "decision", "task", "fact"})
@@ -520,9 +520,10 @@ def _fit(units: list[_Unit], budget: int, tokenizer: Tokenizer) -> list[_Unit]:
     binding = [u for u in units if u.binding]
     rest = sorted((u for u in units if not u.binding), key=lambda u: u.value, reverse=True)
     chosen = list(binding)
-    used = tokenizer.count(render_summary([s for u in chosen for s in u.statements]))
-    if used > budget:
+    text = render_summary([s for u in chosen for s in u.statements])
+    if exceeds(tokenizer, text, budget):
         return _in_order(units, chosen)  # over budget: the binding events alone
+    used = tokenizer.count(text)
     opened: set[tuple[object, ...]] = set()
     for unit in chosen:
         _cost(unit, opened, tokenizer)

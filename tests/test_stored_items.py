@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from memlineage import Memory
 from memlineage.consolidation.consolidate import build
+from memlineage.lineage.audit import audit_text
 from memlineage.meaning.extract import clear_caches, event_items
 from memlineage.meaning.extract import items as extraction
 from memlineage.model import Event
@@ -133,6 +134,24 @@ def test_an_erasure_deletes_the_stored_items_of_the_event(memory: Memory) -> Non
     assert "QX-7781234" in stored_rows(memory)[4][1]
     memory.erase("m-3", reason="GDPR art. 17 request", by="dpo@example.com")
     assert 4 not in stored_rows(memory)
+
+
+def test_an_audit_fails_on_stored_items_left_behind_by_an_erasure(memory: Memory) -> None:
+    memory.add(said(0, 5))
+    assert memory.consolidate("user-7").switched
+    (kept,) = [text for seq, (_, text) in stored_rows(memory).items() if seq == 4]
+    memory.erase("m-3", reason="GDPR art. 17 request", by="dpo@example.com")
+    report = memory.audit("user-7")
+    assert report.ok and report.to_json()["erased_items"] == []
+    with memory.store._write() as tx:  # type: ignore[attr-defined]  # as a bug would
+        tx.execute(
+            "INSERT INTO event_items (tenant, subject, seq, rules, items)"
+            " VALUES ('acme', 'user-7', 4, 1, ?)",
+            (kept,),
+        )
+    report = memory.audit("user-7")
+    assert not report.ok and report.erased_items == ("m-3",)
+    assert "LEFTOVER: erased m-3 still has stored items" in audit_text(report)
 
 
 def test_another_tenant_never_reads_these_items(db_url: str) -> None:

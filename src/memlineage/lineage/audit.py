@@ -38,16 +38,19 @@ class Audit:
     doc: dict[str, Any]
     checks: tuple[ManifestCheck, ...]
     erased_vectors: tuple[str, ...] = ()  # erased events that still have a vector
+    erased_items: tuple[str, ...] = ()  # erased events that still have stored items
 
     @property
     def ok(self) -> bool:
-        return all(c.ok for c in self.checks) and not self.erased_vectors
+        leftovers = self.erased_vectors or self.erased_items
+        return all(c.ok for c in self.checks) and not leftovers
 
     def to_json(self) -> dict[str, Any]:
         return {
             **self.doc,
             "manifests": [c.to_json() for c in self.checks],
             "erased_vectors": list(self.erased_vectors),
+            "erased_items": list(self.erased_items),
             "ok": self.ok,
         }
 
@@ -106,7 +109,7 @@ def audit(history: SubjectHistory) -> Audit:
         ],
         "erasures": [e.to_json() for e in history.erasures],
     }
-    return Audit(history.subject, doc, checks, history.erased_vectors)
+    return Audit(history.subject, doc, checks, history.erased_vectors, history.erased_items)
 
 
 def audit_text(report: Audit) -> str:
@@ -136,6 +139,8 @@ def audit_text(report: Audit) -> str:
         lines.append(f"erased {erased['event_id']} by {erased['erased_by']}: {erased['reason']}")
     for event_id in report.erased_vectors:
         lines.append(f"LEFTOVER: erased {event_id} still has a vector")
+    for event_id in report.erased_items:
+        lines.append(f"LEFTOVER: erased {event_id} still has stored items")
     return "\n".join(lines)
 
 

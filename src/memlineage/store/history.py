@@ -89,16 +89,8 @@ class HistoryMixin(DetectionMixin):
             switches,
             erasures,
             edges,
-            tuple(
-                str(r[0])
-                for r in tx.all(
-                    "SELECT x.event_id FROM erasures x JOIN events e ON e.tenant = x.tenant"
-                    " AND e.subject = x.subject AND e.id = x.event_id JOIN event_vectors v"
-                    " ON v.tenant = e.tenant AND v.subject = e.subject AND v.seq = e.seq"
-                    " WHERE x.tenant = ? AND x.subject = ? ORDER BY x.event_id",
-                    key,
-                )
-            ),
+            _erased_with(tx, "event_vectors", key),
+            _erased_with(tx, "event_items", key),
         )
 
     # -- the sweep --
@@ -194,3 +186,16 @@ def _orphaned(
     if cutoff is not None and datetime.fromisoformat(artifact.created_at) < cutoff:
         return f"orphaned: candidate written at {artifact.created_at} was never switched"
     return None
+
+
+def _erased_with(tx: Tx, table: str, key: tuple[str, str]) -> tuple[str, ...]:
+    """The erased events of a subject that still have a row in ``table`` (a copy of
+    their text, or derived from it: none should, an erasure deletes it)."""
+    rows = tx.all(
+        "SELECT x.event_id FROM erasures x JOIN events e ON e.tenant = x.tenant"
+        f" AND e.subject = x.subject AND e.id = x.event_id JOIN {table} v"
+        " ON v.tenant = e.tenant AND v.subject = e.subject AND v.seq = e.seq"
+        " WHERE x.tenant = ? AND x.subject = ? ORDER BY x.event_id",
+        key,
+    )
+    return tuple(str(r[0]) for r in rows)

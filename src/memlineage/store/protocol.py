@@ -231,6 +231,7 @@ class SubjectHistory:
     erasures: tuple[ErasureRecord, ...] = ()
     edges: tuple[tuple[str, str], ...] = ()  # (parent, child)
     erased_vectors: tuple[str, ...] = ()  # erased events that still have a vector (none should)
+    erased_items: tuple[str, ...] = ()  # erased events that still have stored items (none should)
 
 
 @dataclass(frozen=True)

@@ -91,8 +91,8 @@ ids = st.text(st.characters(blacklist_categories=("Cs",)), max_size=4)
 def test_a_root_hashed_on_from_an_earlier_one_is_the_root_of_the_whole_list(
     runs: list[list[tuple[str, str]]],
 ) -> None:
-    """A growing selection: each run's root, hashed on from the last where it can be,
-    is the root of every pair so far (ids are unique within a selection)."""
+    """A growing selection: each run's new pairs put in place by id (in any order, before
+    or after the old ones) give the root of every pair so far."""
     seen: set[str] = set()
     pairs: list[tuple[str, str]] = []
     root, state = input_root_state([])
@@ -100,22 +100,25 @@ def test_a_root_hashed_on_from_an_earlier_one_is_the_root_of_the_whole_list(
         added = [(i, h) for i, h in dict(run).items() if i not in seen]
         seen.update(i for i, _ in added)
         pairs += added
-        old = pairs[: len(pairs) - len(added)]
-        found = extended_input_root(state, added) if state is not None else None
-        if found is not None and old and added:  # hashed on only past every old id
-            assert min(i for i, _ in added) > max(i for i, _ in old)
-        root, state = found or input_root_state(pairs)
+        assert state is not None
+        found = extended_input_root(state, added)
+        assert found is not None  # ids are new and strings: always placed
+        root, state = found
         assert root == input_root(pairs)
     assert state is not None and state.count == len(pairs)
 
 
-def test_a_new_id_sorting_before_an_old_one_hashes_the_whole_list() -> None:
-    _, state = input_root_state([("m-2", "sha256:b"), ("m-3", "sha256:c")])
+def test_new_ids_go_in_their_place_and_a_repeated_one_hashes_the_whole_list() -> None:
+    _, state = input_root_state([("m-2", "sha256:b"), ("m-4", "sha256:d")])
     assert state is not None
-    assert extended_input_root(state, [("m-1", "sha256:a")]) is None
-    found = extended_input_root(state, [("m-4", "sha256:d")])
+    found = extended_input_root(state, [("m-3", "sha256:c"), ("m-1", "sha256:a")])
     assert found is not None
-    assert found[0] == input_root([("m-2", "sha256:b"), ("m-3", "sha256:c"), ("m-4", "sha256:d")])
+    whole = [("m-1", "sha256:a"), ("m-2", "sha256:b"), ("m-3", "sha256:c"), ("m-4", "sha256:d")]
+    assert found[0] == input_root(whole)
+    assert state.ids == ["m-2", "m-4"]  # the state it went on from is unchanged
+    assert extended_input_root(state, [("m-2", "sha256:x")]) is None
+    with pytest.raises(BadInput):  # as input_root refuses it
+        extended_input_root(state, [("m-\ud800", "sha256:e")])
 
 
 json_values = st.recursive(

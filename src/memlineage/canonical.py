@@ -7,10 +7,12 @@ a NaN is bad input, never a crash.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
 import rfc8785
@@ -110,12 +112,17 @@ def input_root(inputs: Iterable[tuple[str, str]]) -> str:
 
 @dataclass(frozen=True)
 class RootState:
-    """What ``input_root`` hashed of a list of pairs, to go on from: sha256 over ``[``
-    and the pairs in order, comma-separated, not yet closed by ``]``."""
+    """What ``input_root`` hashed, to go on from: the ids in sorted order, each pair's
+    canonical JSON in the same order, and sha256 over ``[`` and those texts joined by
+    commas, not yet closed by ``]``. Never changed once made (an extension copies)."""
 
-    count: int  # the pairs hashed
-    top: str  # the largest id among them ("" for none)
-    digest: Any  # hashlib's sha256 object; never updated once held here (copied first)
+    ids: list[str]
+    texts: list[str]
+    digest: Any  # hashlib's sha256 object
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
 
 
 def input_root_state(inputs: Iterable[tuple[str, str]]) -> tuple[str, RootState | None]:
@@ -124,33 +131,53 @@ def input_root_state(inputs: Iterable[tuple[str, str]]) -> tuple[str, RootState 
     pairs = sorted([event_id, event_hash] for event_id, event_hash in inputs)
     if not all(type(i) is str and type(h) is str for i, h in pairs):
         return sha256_hex(canonical_bytes(pairs)), None
-    try:
-        data = _stdlib_bytes(pairs)
-    except UnicodeEncodeError as exc:
-        raise BadInput(f"string is not valid Unicode (a lone surrogate): {exc.reason}") from exc
-    digest = hashlib.sha256(data[:-1])  # without the closing "]"
-    return _closed(digest), RootState(len(pairs), pairs[-1][0] if pairs else "", digest)
+    return _state([i for i, _ in pairs], [_pair_text(i, h) for i, h in pairs])
 
 
 def extended_input_root(
     state: RootState, added: Iterable[tuple[str, str]]
 ) -> tuple[str, RootState] | None:
-    """``input_root`` of the pairs ``state`` hashed plus ``added``, hashing only ``added``:
-    the list sorted by id is the old one followed by the new pairs when each new id
-    sorts after every old one. None otherwise (hash the whole list)."""
-    pairs = sorted([event_id, event_hash] for event_id, event_hash in added)
-    if not all(type(i) is str and type(h) is str for i, h in pairs):
+    """``input_root`` of the pairs ``state`` hashed plus ``added``, without sorting and
+    encoding every pair again: new ids that sort after every old one are hashed on
+    from the state's digest (the tail alone); others are put in their place by id and
+    the texts hashed again. None when a new id is already there or a pair is not two
+    strings (hash the whole list then)."""
+    new = sorted([event_id, event_hash] for event_id, event_hash in added)
+    if not all(type(i) is str and type(h) is str for i, h in new):
         return None
-    if pairs and state.count and pairs[0][0] <= state.top:
-        return None
-    digest = state.digest.copy()
+    texts = [_pair_text(i, h) for i, h in new]
+    if not new or not state.ids or new[0][0] > state.ids[-1]:
+        digest = state.digest.copy()
+        _update(digest, "".join(("," if n else "") + t for n, t in enumerate(texts, state.count)))
+        return _closed(digest), RootState(
+            state.ids + [i for i, _ in new], state.texts + texts, digest
+        )
+    ids, placed = list(state.ids), list(state.texts)
+    for (event_id, _), text in zip(new, texts, strict=True):
+        at = bisect.bisect_left(ids, event_id)
+        if at < len(ids) and ids[at] == event_id:
+            return None
+        ids.insert(at, event_id)
+        placed.insert(at, text)
+    return _state(ids, placed)
+
+
+def _state(ids: list[str], texts: list[str]) -> tuple[str, RootState]:
+    digest = hashlib.sha256()
+    _update(digest, "[" + ",".join(texts))
+    return _closed(digest), RootState(ids, texts, digest)
+
+
+def _pair_text(event_id: str, event_hash: str) -> str:
+    """``[id, hash]`` as ``_stdlib_bytes`` writes it (ensure_ascii off, no spaces)."""
+    return f"[{encode_basestring(event_id)},{encode_basestring(event_hash)}]"
+
+
+def _update(digest: Any, text: str) -> None:
     try:
-        for n, pair in enumerate(pairs, start=state.count):
-            digest.update((b"," if n else b"") + _stdlib_bytes(pair))
+        digest.update(text.encode())
     except UnicodeEncodeError as exc:
         raise BadInput(f"string is not valid Unicode (a lone surrogate): {exc.reason}") from exc
-    top = pairs[-1][0] if pairs else state.top
-    return _closed(digest), RootState(state.count + len(pairs), top, digest)
 
 
 def _closed(digest: Any) -> str:

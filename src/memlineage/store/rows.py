@@ -213,14 +213,23 @@ def serialised_output(output: Output) -> str:
     items and members with the separators ``dumps`` uses, so the text is the
     same byte for byte (a property test holds it).
     """
-    members = (
-        ("claims", _list_text(output.claims)),
-        ("openItems", dumps(list(output.open_items))),
-        ("unresolvedConflicts", dumps(list(output.unresolved_conflicts))),
-        ("cold", dumps(list(output.cold))),
-        ("statements", _list_text(output.statements)),
+    # One join of the pieces: the text is tens of MB at 100,000 events, and every "+"
+    # or f-string around a member copied all of it again.
+    return "".join(
+        (
+            '{"claims":[',
+            ",".join(_fragment_texts(output.claims)),
+            '],"openItems":',
+            dumps(list(output.open_items)),
+            ',"unresolvedConflicts":',
+            dumps(list(output.unresolved_conflicts)),
+            ',"cold":',
+            dumps(list(output.cold)),
+            ',"statements":[',
+            ",".join(_fragment_texts(output.statements)),
+            "]}",
+        )
     )
-    return "{" + ",".join(f"{dumps(name)}:{text}" for name, text in members) + "}"
 
 
 #: serialised claims and statements kept (by object: they are immutable)
@@ -228,7 +237,7 @@ FRAGMENTS = 1 << 18
 _fragments: dict[int, tuple[Claim | Statement, str]] = {}
 
 
-def _list_text(parts: Sequence[Claim | Statement]) -> str:
+def _fragment_texts(parts: Sequence[Claim | Statement]) -> list[str]:
     texts = []
     for part in parts:
         found = _fragments.get(id(part))
@@ -237,7 +246,7 @@ def _list_text(parts: Sequence[Claim | Statement]) -> str:
                 _fragments.clear()  # a new generation: the next output's parts come back
             found = _fragments[id(part)] = (part, dumps(part.to_json()))
         texts.append(found[1])
-    return "[" + ",".join(texts) + "]"
+    return texts
 
 
 caches.register(_fragments.clear)

@@ -78,8 +78,9 @@ def root_of(selection: Selection) -> str:
     """The manifest's ``inputRoot`` of the selection, noted for ``carries_over``: its events
     are the first ones of every later selection extending it in this process.
 
-    Hashed on from the last root noted on the same selection when the new events' ids
-    sort after the old ones' (its chosen events only grow): a run hashes its tail."""
+    Hashed on from what the last root of the same selection hashed (its chosen events
+    only grow): the new pairs are put in place by id, the old ones are not sorted and
+    encoded again (``canonical.extended_input_root``)."""
     events, source = selection.events, selection.source
     state = source.root_state if source is not None else None
     found = None

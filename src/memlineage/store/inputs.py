@@ -18,6 +18,10 @@ wrote that summary (a worker's next run of the subject): the output is some
 400 bytes of JSON per event, and an artifact's row never changes but by an
 erasure, which is an operation.
 
+A whole read also reads the items earlier runs stored for its events (schema 17,
+docs/storage.md, "Stored items"), so that a process that never read the subject
+extracts only the events it finds none for.
+
 The last event read is read again beside the new ones and must be the same
 (id and hash): a database swapped under a long-lived process (a restore, a
 test that drops and recreates one) is read whole. Kept per store object, one
@@ -96,7 +100,7 @@ def consolidation_input(
     if found is None:
         return None
     # the stored items serve this run's extraction once; the next run in this process
-    # reuses what extraction made of them (extract.extract_items)
+    # reuses what extraction made of them (extract.extract_with_stored)
     kept.keep((tenant, subject), replace(found, input=replace(found.input, items={})))
     return found.input
 

@@ -159,6 +159,12 @@ class _StoredItems(Mapping[int, tuple[Item, ...]]):
         event_id, text = self._rows[seq]
         return items_from_text(text, event_id)
 
+    def get(self, seq: int, default: Any = None) -> Any:
+        """``Mapping.get`` without its KeyError per event that has no row (every event
+        of a subject's first build)."""
+        row = self._rows.get(seq)
+        return items_from_text(row[1], row[0]) if row is not None else default
+
     def __iter__(self) -> Iterator[int]:
         return iter(self._rows)
 

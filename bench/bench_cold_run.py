@@ -19,10 +19,9 @@ import time
 from common import PG_URL, open_memory, report
 from memlineage import Memory
 from memlineage.meaning.extract import clear_caches
-from synthetic import quiet_tail, stream
+from synthetic import fill, quiet_tail
 
 SUBJECT = "user-bench"
-BATCH = 5_000
 
 
 def cpu_of(memory: Memory) -> float:
@@ -30,12 +29,6 @@ def cpu_of(memory: Memory) -> float:
     result = memory.consolidate(SUBJECT)
     assert result.switched, result.reason
     return time.process_time() - start
-
-
-def fill(memory: Memory, size: int) -> None:
-    events = stream(SUBJECT, size)
-    for first in range(0, size, BATCH):
-        memory.add(events[first : first + BATCH])
 
 
 def main() -> int:
@@ -47,7 +40,7 @@ def main() -> int:
     args = parser.parse_args()
     size, backend = args.size, args.backend
     with open_memory(backend, pg=args.postgres) as memory:
-        fill(memory, size)
+        fill(memory, SUBJECT, size)
         cpu_of(memory)  # the first build: the one-time loads, and the items it stores
         cold: list[float] = []
         warm: list[float] = []
@@ -60,7 +53,7 @@ def main() -> int:
             warm.append(cpu_of(memory))
             added += 200
     with open_memory(backend, pg=args.postgres) as fresh:
-        fill(fresh, size)
+        fill(fresh, SUBJECT, size)
         clear_caches()
         full = cpu_of(fresh)
     name = f"{backend}: +100 on {size:,}"

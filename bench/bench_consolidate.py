@@ -40,20 +40,13 @@ from memlineage.meaning.extract import clear_caches
 from memlineage.operations import locomo
 from memlineage.store.base import SqlStore
 from memlineage.tokens import default_tokenizer
-from synthetic import quiet_tail, self_contradicting_tail, stream
+from synthetic import fill, quiet_tail, self_contradicting_tail, stream
 
 SUBJECT = "user-bench"
-BATCH = 5_000
 
 
 # ---------------------------------------------------------------------------
 # stores
-
-
-def fill(memory: Memory, subject: str, count: int, start: int = 0) -> None:
-    events = stream(subject, count, start=start)
-    for first in range(0, count, BATCH):
-        memory.add(events[first : first + BATCH])
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

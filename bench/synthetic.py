@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memlineage import Memory
 
 PROJECTS = (None, None, "orion", "vega", "lyra")
 FOODS = ("olives", "sushi", "jazz", "opera", "tea", "coffee", "hiking", "chess", "tofu", "rain")
@@ -49,6 +52,17 @@ TEMPLATES: tuple[tuple[str | None, str], ...] = (
     (None, "Haha, sounds great."),
     (None, "Ok, talk to you later."),
 )
+
+
+#: events per ``Memory.add`` when a benchmark fills a subject
+BATCH = 5_000
+
+
+def fill(memory: Memory, subject: str, count: int, start: int = 0) -> None:
+    """Add ``stream(subject, count, start=start)`` to ``memory``, in batches."""
+    events = stream(subject, count, start=start)
+    for first in range(0, count, BATCH):
+        memory.add(events[first : first + BATCH])
 
 
 def stream(subject: str, count: int, *, start: int = 0, seed: int = 7) -> list[dict[str, Any]]:

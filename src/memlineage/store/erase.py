@@ -30,11 +30,12 @@ from memlineage.errors import BadInput
 from memlineage.meaning import caches
 from memlineage.model import OpKind
 from memlineage.raw.ingest import utc_now
+from memlineage.store import deltas
 from memlineage.store import scrub as erasure
 from memlineage.store.core import StoreCore
 from memlineage.store.protocol import Erased
 from memlineage.store.reader import SqlReader
-from memlineage.store.rows import dumps
+from memlineage.store.rows import BASE_OUTPUT, dumps
 from memlineage.store.sql import Tx
 
 
@@ -110,31 +111,43 @@ class EraseMixin(StoreCore):
     def _scrub_artifacts(
         self, tx: Tx, tenant: str, subject: str, event_id: str, found: Any
     ) -> tuple[str, ...]:
-        """Rewrite every artifact row of the subject that holds a copy of the content."""
+        """Rewrite every artifact row of the subject that holds a copy of the content.
+
+        An output stored as a delta (schema 18) is stored whole from now on: its base
+        may lose entries, and a delta names the base's entries by position. Every row
+        is read before the first is rewritten, so each delta is made whole on its base
+        as it was."""
         changed: list[str] = []
         rows = tx.all(
-            "SELECT a.id, s.reason, a.manifest, a.output, a.gate FROM artifacts a"
-            " JOIN artifact_status s ON s.tenant = a.tenant AND s.subject = a.subject"
-            " AND s.id = a.id WHERE a.tenant = ? AND a.subject = ?",
+            f"SELECT a.id, s.reason, a.manifest, a.output, a.gate, a.base, {BASE_OUTPUT}"
+            " FROM artifacts a JOIN artifact_status s ON s.tenant = a.tenant"
+            " AND s.subject = a.subject AND s.id = a.id WHERE a.tenant = ? AND a.subject = ?",
             (tenant, subject),
         )
-        for artifact_id, reason, manifest, output, gate in rows:
+        bases: dict[str, Any] = {}  # a base's parse, shared by its deltas
+        for artifact_id, reason, manifest, output, gate, base, base_output in rows:
+            stored = json.loads(output) if output else None
+            if stored is not None and base is not None:
+                if base not in bases:
+                    bases[base] = json.loads(base_output)
+                stored = deltas.materialise_json(stored, bases[base])
             new_output = (
-                dumps(erasure.scrub_output(json.loads(output), event_id, found)) if output else None
+                dumps(erasure.scrub_output(stored, event_id, found)) if stored is not None else None
             )
             new_manifest = dumps(erasure.scrub(json.loads(manifest), found))
             new_gate = dumps(erasure.scrub(json.loads(gate), found))
             new_reason = erasure.scrub(reason, found)
-            if (new_output, new_manifest, new_gate, new_reason) == (
-                dumps(json.loads(output)) if output else None,
+            same = (new_output, new_manifest, new_gate, new_reason) == (
+                dumps(stored) if stored is not None else None,
                 dumps(json.loads(manifest)),
                 dumps(json.loads(gate)),
                 reason,
-            ):
+            )
+            if same and base is None:
                 continue
             key = (tenant, subject, artifact_id)
             tx.execute(
-                "UPDATE artifacts SET output = ?, manifest = ?, gate = ?"
+                "UPDATE artifacts SET output = ?, manifest = ?, gate = ?, base = NULL"
                 " WHERE tenant = ? AND subject = ? AND id = ?",
                 (new_output, new_manifest, new_gate, *key),
             )
@@ -144,7 +157,8 @@ class EraseMixin(StoreCore):
                     " AND id = ?",
                     (new_reason, *key),
                 )
-            changed.append(artifact_id)
+            if not same:
+                changed.append(artifact_id)
         return tuple(sorted(changed))
 
     @staticmethod

@@ -15,6 +15,7 @@ from memlineage.store.rows import (
     ARTIFACTS,
     EVENT_COLUMNS,
     OP_COLUMNS,
+    artifact_columns,
     artifact_from_row,
     event_from_row,
     op_from_row,
@@ -24,7 +25,8 @@ from memlineage.store.sql import Statement, Tx, chunks, marks
 from memlineage.store.vector_rows import current_embedder, stored_vectors, vector_matrix
 
 # ARTIFACT_COLUMNS as head() reads them, from its LEFT JOINs (``r`` and its status ``rs``).
-_HEAD_ARTIFACT = "r.id, r.subject, rs.status, rs.reason, r.manifest, r.output, r.gate, r.created_at"
+_HEAD_ARTIFACT = artifact_columns(alias="r").replace("s.", "rs.")
+_HEAD_NO_OUTPUT = artifact_columns(output=False, alias="r").replace("s.", "rs.")
 _ARTIFACT_WIDTH = len(ARTIFACT_COLUMNS.split(","))
 
 
@@ -40,7 +42,7 @@ def head_from_row(row: Sequence[Any]) -> Head:
 def head_statement(tenant: str, subject: str, extra: str = "", *, output: bool = True) -> Statement:
     """``SqlReader.head``'s statement; ``extra``: more columns of the clock ``c``, last.
     ``output=False`` leaves the artifact's output unread (``None``)."""
-    columns = _HEAD_ARTIFACT if output else _HEAD_ARTIFACT.replace("r.output", "NULL")
+    columns = _HEAD_ARTIFACT if output else _HEAD_NO_OUTPUT
     return (
         "SELECT c.high_water, c.epoch, a.artifact_id, a.source_epoch, a.covers_through,"
         f" a.bypassed, {columns}{extra} FROM clocks c JOIN aliases a"
@@ -216,7 +218,7 @@ class SqlReader:
     ) -> Artifact | None:
         """One artifact; ``output=False`` leaves its output unread (``None``): the switch
         validates the manifest only, and the output is what grows with the subject."""
-        columns = ARTIFACT_COLUMNS if output else ARTIFACT_COLUMNS.replace("a.output", "NULL")
+        columns = artifact_columns(output=output)
         sql = f"SELECT {columns} FROM {ARTIFACTS} WHERE a.tenant = ? AND a.id = ?"
         params: list[Any] = [self.tenant, artifact_id]
         if subject is not None:

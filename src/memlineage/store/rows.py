@@ -8,6 +8,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
+from memlineage.errors import StoreError
 from memlineage.meaning import caches
 from memlineage.model import (
     Artifact,
@@ -25,6 +26,7 @@ from memlineage.model import (
     Output,
     Statement,
 )
+from memlineage.store import deltas
 
 EVENT_COLUMNS = (
     "seq, id, subject, at, kind, project, trust, taint, facts, supersedes, text, hash, recorded_at,"
@@ -33,8 +35,16 @@ EVENT_COLUMNS = (
 #: the columns of a written row; ``speaker`` is written only by a batch that has one
 # (schema 10), so that the rows of most batches are those of every earlier schema
 INSERT_COLUMNS = EVENT_COLUMNS.removesuffix(", speaker")
-# An artifact is its row and its status row (schema 13: staling rewrites narrow rows).
-ARTIFACT_COLUMNS = "a.id, a.subject, s.status, s.reason, a.manifest, a.output, a.gate, a.created_at"
+# An artifact is its row and its status row (schema 13: staling rewrites narrow rows),
+# and the output of its base if it stores a delta (schema 18: store/deltas.py).
+BASE_OUTPUT = (
+    "(SELECT b.output FROM artifacts b WHERE b.tenant = a.tenant AND b.subject = a.subject"
+    " AND b.id = a.base)"
+)
+ARTIFACT_COLUMNS = (
+    f"a.id, a.subject, s.status, s.reason, a.manifest, a.output, a.gate, a.created_at,"
+    f" {BASE_OUTPUT}"
+)
 ARTIFACTS = (
     "artifacts a JOIN artifact_status s"
     " ON s.tenant = a.tenant AND s.subject = a.subject AND s.id = a.id"
@@ -129,14 +139,23 @@ def gate_from_json(data: dict[str, Any]) -> GateReport:
     )
 
 
+def artifact_columns(*, output: bool = True, alias: str = "a") -> str:
+    """ARTIFACT_COLUMNS of the artifact row ``alias``; ``output=False`` reads neither its
+    output nor its base's (``None``): the output is what grows with the subject."""
+    columns = ARTIFACT_COLUMNS
+    if not output:
+        columns = columns.replace(BASE_OUTPUT, "NULL").replace("a.output", "NULL")
+    return columns.replace("a.", f"{alias}.") if alias != "a" else columns
+
+
 def artifact_from_row(row: Sequence[Any]) -> Artifact:
-    id_, subject, status, reason, manifest, output, gate, created_at = row
+    id_, subject, status, reason, manifest, output, gate, created_at, base_output = row
     return Artifact(
         id=id_,
         subject=subject,
         status=ArtifactStatus(status),
         manifest=manifest_from_json(manifest),
-        output=output_from_json(output) if output else None,
+        output=output_of_row(output, base_output) if output else None,
         gate=gate_from_json(json.loads(gate)),
         reason=reason,
         created_at=created_at,
@@ -200,6 +219,39 @@ caches.register(output_from_json.cache_clear)
 caches.register(manifest_from_json.cache_clear)
 
 
+def output_of_row(text: str, base_text: str | None) -> Output:
+    """A stored output: parsed whole, or a delta materialised on its base's (schema 18)."""
+    if not deltas.is_delta(text):
+        return output_from_json(text)
+    if base_text is None:
+        raise StoreError(f"a stored output names base {deltas.base_of(text)!r}, not stored")
+    base = output_from_json(base_text)
+    with _materialised_lock:
+        found = _materialised.get(text)
+        if found is not None and found[0] is base:
+            _materialised.move_to_end(text)
+            return found[1]
+    output = deltas.materialise(json.loads(text), base)
+    remember_materialised(text, base, output)
+    return output
+
+
+def remember_materialised(text: str, base: Output, output: Output) -> None:
+    """``output`` is what the delta ``text`` stands for on ``base`` (its writer encoded it)."""
+    with _materialised_lock:
+        _materialised[text] = (base, output)
+        _materialised.move_to_end(text)
+        while len(_materialised) > OUTPUT_CACHE:
+            _materialised.popitem(last=False)
+
+
+#: deltas materialised per process, by their text, with the base object they were
+#: applied to (a base read again parses to the same object while it is cached)
+_materialised: OrderedDict[str, tuple[Output, Output]] = OrderedDict()
+_materialised_lock = threading.Lock()
+caches.register(_materialised.clear)
+
+
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -230,6 +282,33 @@ def serialised_output(output: Output) -> str:
             "]}",
         )
     )
+
+
+def stored_output(
+    output: Output, base: deltas.StoredBase | None
+) -> tuple[str, deltas.StoredBase | None]:
+    """The text stored for ``output``, and the base it is a delta on (schema 18): a delta
+    on ``base`` while it stays small beside the output, else the output whole (None)."""
+    if base is not None:
+        on = base.output
+        claims = deltas.encode_list(
+            _fragment_texts(output.claims),
+            base.index("claims", lambda: _fragment_texts(on.claims)),
+            _written_out,
+        )
+        cold = deltas.encode_list(output.cold, base.index("cold", lambda: on.cold), dumps)
+        statements = deltas.encode_list(
+            _fragment_texts(output.statements),
+            base.index("statements", lambda: _fragment_texts(on.statements)),
+            _written_out,
+        )
+        if deltas.worth_a_delta((claims, cold, statements)):
+            return deltas.delta_text(base, claims, cold, statements, output), base
+    return serialised_output(output), None
+
+
+def _written_out(fragment: str) -> str:
+    return fragment  # a claim's or statement's serialised text is its JSON
 
 
 #: serialised claims and statements kept (by object: they are immutable)

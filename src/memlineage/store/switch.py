@@ -23,7 +23,7 @@ from memlineage.model import (
 )
 from memlineage.raw.ingest import utc_now
 from memlineage.raw.validity import source_state
-from memlineage.store import inputs
+from memlineage.store import deltas, inputs
 from memlineage.store.core import StoreCore
 from memlineage.store.protocol import Head, SubjectInput
 from memlineage.store.reader import (
@@ -32,16 +32,17 @@ from memlineage.store.reader import (
     operations_statement,
 )
 from memlineage.store.rows import (
-    ARTIFACT_COLUMNS,
     ARTIFACTS,
     OP_COLUMNS,
+    artifact_columns,
     artifact_from_row,
     dumps,
     items_text,
     manifest_from_json,
     op_from_row,
     output_from_json,
-    serialised_output,
+    remember_materialised,
+    stored_output,
 )
 from memlineage.store.sql import Statement, Tx
 
@@ -142,6 +143,28 @@ def _trusted_base(
     return base
 
 
+class _Fence(NamedTuple):
+    """What an artifact's rows are written behind: its subject's clock exists, and for a
+    delta, its base is stored whole with no erasure recorded since the base's epoch."""
+
+    sql: str
+    params: tuple[Any, ...]
+    base: str | None
+
+    @staticmethod
+    def on(tenant: str, subject: str, base: deltas.StoredBase | None) -> _Fence:
+        if base is None:
+            return _Fence(_CLOCK_EXISTS, (tenant, subject), None)
+        return _Fence(
+            f"{_CLOCK_EXISTS} AND EXISTS (SELECT 1 FROM artifacts b WHERE b.tenant = ?"
+            " AND b.subject = ? AND b.id = ? AND b.base IS NULL AND b.output IS NOT NULL)"
+            " AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.tenant = ?"
+            " AND o.subject = ? AND o.epoch > ? AND o.kind = 'erase')",
+            (tenant, subject, tenant, subject, base.id, tenant, subject, base.epoch),
+            base.id,
+        )
+
+
 def _one_epoch_each(since: Sequence[Operation], alias: Alias, epoch: int) -> bool:
     """Whether the operations after the alias's epoch moved it once each, up to ``epoch``,
     and at most one is of the alias's epoch (the one that began it)."""
@@ -164,40 +187,77 @@ class SwitchMixin(StoreCore):
         ``items``: events the run extracted, with their items, stored for the next
         process that reads the subject (schema 17), in the same transaction.
         The subject's lock first (I7); the rows are written only if its clock exists, so
-        the transaction reads nothing before its commit (PostgreSQL: one round trip)."""
+        the transaction reads nothing before its commit (PostgreSQL: one round trip).
+
+        The output is stored as a delta on the base of the parent this process stored
+        last, when it stays small (schema 18, store/deltas.py), and only if that base
+        is as this process stored it: no erasure since the base's epoch (an erasure
+        rewrites artifact rows). Otherwise it is stored whole, in a second transaction
+        if the first found the base rewritten."""
+        parent = artifact.manifest.derived_from_artifact
+        base = deltas.recorded(self, tenant, parent) if parent and artifact.output else None
+        if not self._write_artifact(tenant, artifact, items, base):
+            self._write_artifact(tenant, artifact, items, None)
+
+    def _write_artifact(
+        self,
+        tenant: str,
+        artifact: Artifact,
+        items: Sequence[tuple[Event, Sequence[Item]]],
+        base: deltas.StoredBase | None,
+    ) -> bool:
+        """One try of ``write_artifact``; False: the base changed, nothing was written."""
         subject = artifact.subject
         manifest = artifact.manifest.to_json()
         manifest_text = dumps(manifest)
-        output_text = serialised_output(artifact.output) if artifact.output else None
+        output_text = None
+        if artifact.output is not None:
+            output_text, base = stored_output(artifact.output, base)
+        fence = _Fence.on(tenant, subject, base)
         with self._pipelined_write() as tx:
-            tx.execute(
+            locked = tx.execute(
                 "UPDATE clocks SET switches = switches WHERE tenant = ? AND subject = ?",
                 (tenant, subject),
             )
-            rows = self._artifact_rows(tenant, artifact, manifest_text, output_text)
+            rows = self._artifact_rows(tenant, artifact, manifest_text, output_text, fence)
             if items:
-                rows.append(self._items_row(tenant, artifact.subject, items))
+                rows.append(self._items_row(tenant, artifact.subject, items, fence))
             written = [tx.execute(sql, params) for sql, params in rows]
-        if int(written[0].rowcount) != 1:
+        if int(locked.rowcount) != 1:
             raise NotFound(f"no subject {subject!r}", field="subject")
+        if int(written[0].rowcount) != 1:
+            return False  # the clock is there: a delta's base was rewritten
         # The next run of the subject reads this artifact as its parent: it need not
         # parse what this process just serialised (a stored output parses back equal;
         # the manifest goes through its JSON form: an expected alias keeps only that).
         manifest_from_json.remember(manifest_text, Manifest.from_json(manifest))
         if artifact.output is not None and output_text is not None:
-            output_from_json.remember(output_text, artifact.output)
+            if base is None:
+                output_from_json.remember(output_text, artifact.output)
+                base = deltas.StoredBase(
+                    artifact.id, artifact.manifest.input_epoch, artifact.output
+                )
+            else:
+                remember_materialised(output_text, base.output, artifact.output)
+            deltas.record(self, tenant, artifact.id, base)
             inputs.wrote(self, tenant, artifact.id, artifact.output)
+        return True
 
     def _artifact_rows(
-        self, tenant: str, artifact: Artifact, manifest_text: str, output_text: str | None
+        self,
+        tenant: str,
+        artifact: Artifact,
+        manifest_text: str,
+        output_text: str | None,
+        fence: _Fence,
     ) -> list[Statement]:
-        """The artifact's row (its manifest and output as serialised) and its derivation
-        edges (step 7)."""
+        """The artifact's row (its manifest and output as serialised, and the base its
+        output is a delta on) and its derivation edges (step 7), each behind ``fence``."""
         manifest = artifact.manifest
         now = utc_now()
         row = (
-            "INSERT INTO artifacts (tenant, id, subject, manifest, output, gate, created_at)"
-            f" SELECT ?, ?, ?, ?, ?, ?, ? WHERE {_CLOCK_EXISTS}",
+            "INSERT INTO artifacts (tenant, id, subject, manifest, output, gate, created_at,"
+            f" base) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE {fence.sql}",
             (
                 tenant,
                 artifact.id,
@@ -206,13 +266,13 @@ class SwitchMixin(StoreCore):
                 output_text,
                 dumps(artifact.gate.to_json()),
                 now,
-                tenant,
-                artifact.subject,
+                fence.base,
+                *fence.params,
             ),
         )
         status: Statement = (
             "INSERT INTO artifact_status (tenant, subject, id, status, reason, status_at)"
-            f" SELECT ?, ?, ?, ?, ?, ? WHERE {_CLOCK_EXISTS}",
+            f" SELECT ?, ?, ?, ?, ?, ? WHERE {fence.sql}",
             (
                 tenant,
                 artifact.subject,
@@ -220,8 +280,7 @@ class SwitchMixin(StoreCore):
                 str(artifact.status),
                 artifact.reason,
                 now,
-                tenant,
-                artifact.subject,
+                *fence.params,
             ),
         )
         parents = list(manifest.input_ids)
@@ -231,21 +290,24 @@ class SwitchMixin(StoreCore):
         # (the WHERE also keeps SQLite from reading ON CONFLICT as a join's)
         edges: Statement = (
             "INSERT INTO derivation (tenant, subject, parent, child)"
-            f" SELECT ?, ?, value, ? FROM {self.text_rows} WHERE {_CLOCK_EXISTS}"
+            f" SELECT ?, ?, value, ? FROM {self.text_rows} WHERE {fence.sql}"
             " ON CONFLICT DO NOTHING",
             (
                 tenant,
                 artifact.subject,
                 artifact.id,
                 self.text_list(parents),
-                tenant,
-                artifact.subject,
+                *fence.params,
             ),
         )
         return [row, status, edges]
 
     def _items_row(
-        self, tenant: str, subject: str, items: Sequence[tuple[Event, Sequence[Item]]]
+        self,
+        tenant: str,
+        subject: str,
+        items: Sequence[tuple[Event, Sequence[Item]]],
+        fence: _Fence,
     ) -> Statement:
         """The events' items as ``event_items`` rows, one statement. Not for an event
         erased since the run read it: the erasure (under the same lock) deleted what
@@ -254,12 +316,12 @@ class SwitchMixin(StoreCore):
         return (
             "INSERT INTO event_items (tenant, subject, seq, rules, items)"
             f" SELECT ?, ?, seq, ?, body FROM {self.event_texts_rows}"
-            f" WHERE {_CLOCK_EXISTS} AND NOT EXISTS (SELECT 1 FROM erasures x"
+            f" WHERE {fence.sql} AND NOT EXISTS (SELECT 1 FROM erasures x"
             " WHERE x.tenant = ? AND x.subject = ? AND x.event_id = listed.id)"
             " ON CONFLICT (tenant, subject, seq) DO UPDATE"
             " SET rules = excluded.rules, items = excluded.items"
             " WHERE event_items.rules <> excluded.rules",
-            (tenant, subject, RULES_VERSION, *listed, tenant, subject, tenant, subject),
+            (tenant, subject, RULES_VERSION, *listed, *fence.params, tenant, subject),
         )
 
     def job_head(self, tenant: str, subject: str) -> tuple[Head, bool] | None:
@@ -367,7 +429,7 @@ class SwitchMixin(StoreCore):
         before the alias's coverage and the other operations are read only when every
         input is re-validated."""
         of = (tenant, artifact_id)
-        columns = ARTIFACT_COLUMNS.replace("a.output", "NULL")
+        columns = artifact_columns(output=False)
         return [
             (f"SELECT {columns} FROM {ARTIFACTS} WHERE a.tenant = ? AND a.id = ?", of),
             (

@@ -1,0 +1,171 @@
+"""A summary's output may be stored as its base's output plus what changed (schema 18).
+
+A reader never sees the difference: every artifact reads back as the output its run
+built, in the writing process and in one that never read the subject; an erasure
+leaves no delta on a rewritten base; and a delta is written only on a base stored
+whole and unchanged since its epoch.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memlineage import Memory
+from memlineage.consolidation.consolidate import build
+from memlineage.meaning.extract import clear_caches
+from memlineage.model import Output
+from memlineage.recall.prompt import render
+from memlineage.store import deltas
+from test_stored_items import said
+
+
+def stored_rows(memory: Memory) -> dict[str, tuple[str | None, int]]:
+    """Each artifact's base (None: stored whole) and the size of its stored output."""
+    with memory.store._read() as tx:  # type: ignore[attr-defined]
+        rows = tx.all("SELECT id, base, output FROM artifacts WHERE tenant = ?", (memory.tenant,))
+    return {str(i): (b, len(o or "")) for i, b, o in rows}
+
+
+def grow(memory: Memory, runs: int, start: int = 200, each: int = 3) -> list[str]:
+    """``runs`` warm consolidations of ``each`` new events; the ids they published."""
+    published = []
+    for run in range(runs):
+        memory.add(said(start + each * run, each))
+        result = memory.consolidate("user-7")
+        assert result.switched, result
+        published.append(result.artifact.id)
+    return published
+
+
+def test_a_warm_run_stores_a_small_delta_that_reads_back_as_its_output(
+    memory: Memory, db_url: str
+) -> None:
+    memory.add(said(0, 200))
+    first = memory.consolidate("user-7").artifact.id
+    (second,) = grow(memory, 1)
+    rows = stored_rows(memory)
+    assert rows[first][0] is None
+    assert rows[second][0] == first
+    assert rows[second][1] * 10 < rows[first][1]
+    written = memory.artifact(second).output
+    assert written is not None
+    clear_caches()  # what a process that never read the subject starts with
+    again = Memory(db_url, tenant=memory.tenant)
+    try:
+        read = again.artifact(second).output
+        assert read == written
+        assert [a.output for a in again.artifacts("user-7")] == [
+            a.output for a in memory.artifacts("user-7")
+        ]
+    finally:
+        again.close()
+
+
+def test_a_reader_in_another_process_sees_the_summary_the_writer_saw(
+    memory: Memory, db_url: str
+) -> None:
+    memory.add(said(0, 200))
+    memory.consolidate("user-7")
+    grow(memory, 2)
+    seen = render(memory.recall("user-7", query="the budget for Lisbon", budget=300))
+    summary = render(memory.recall("user-7", budget=300))
+    assert "Lisbon" in seen and "(note 205)" in summary  # the last run's events are read
+    clear_caches()
+    again = Memory(db_url, tenant=memory.tenant)
+    try:
+        assert render(again.recall("user-7", query="the budget for Lisbon", budget=300)) == seen
+        assert render(again.recall("user-7", budget=300)) == summary
+    finally:
+        again.close()
+
+
+def test_every_delta_is_on_a_base_stored_whole_and_the_chain_is_compacted(
+    memory: Memory,
+) -> None:
+    memory.add(said(0, 200))
+    memory.consolidate("user-7")
+    published = grow(memory, 8)
+    rows = stored_rows(memory)
+    on_bases = [rows[a][0] for a in published if rows[a][0] is not None]
+    assert on_bases, "no run stored a delta"
+    assert all(rows[base][0] is None for base in on_bases)
+    assert any(rows[a][0] is None for a in published), "the deltas were never compacted"
+
+
+def test_an_erasure_leaves_every_output_whole_and_without_the_event(memory: Memory) -> None:
+    memory.add(said(0, 200))
+    memory.consolidate("user-7")
+    published = grow(memory, 3)
+    before = {a: memory.artifact(a).output for a in published}
+    assert any(stored_rows(memory)[a][0] is not None for a in published)
+    memory.erase("m-4", reason="asked to forget", by="test")
+    rows = stored_rows(memory)
+    assert all(base is None for base, _ in rows.values())
+    clear_caches()
+    for artifact_id, old in before.items():
+        output = memory.artifact(artifact_id).output
+        assert output is not None and old is not None
+        assert "m-4" not in output.cold
+        assert not any("m-4" in c.derived_from for c in output.claims)
+        assert not any("m-4" in s.derived_from for s in output.statements)
+        # what did not derive from the erased event is still there
+        assert set(output.cold) == set(old.cold) - {"m-4"}
+        assert len(output.claims) == sum("m-4" not in c.derived_from for c in old.claims)
+
+
+def test_a_delta_is_not_written_on_a_base_an_erasure_may_have_rewritten(
+    memory: Memory, db_url: str
+) -> None:
+    memory.add(said(0, 200))
+    memory.consolidate("user-7")
+    grow(memory, 1)
+    memory.add(said(300, 3))
+    built = build(memory.store, memory.tenant, "user-7", budget=memory.default_budget)
+    erase = ["erase", "m-4", "--db", db_url, "--tenant", memory.tenant, "--reason", "asked"]
+    erased = subprocess.run([sys.executable, "-m", "memlineage", *erase], capture_output=True)
+    assert erased.returncode == 0, erased.stderr  # another process: this one remembers
+    built.write(memory.store, memory.tenant)
+    rows = stored_rows(memory)
+    assert rows[built.artifact.id][0] is None
+    clear_caches()
+    assert memory.artifact(built.artifact.id).output == built.artifact.output
+
+
+entries = st.lists(st.sampled_from([f"e{n}" for n in range(12)]), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(base=entries, child=entries)
+def test_a_list_encoded_on_a_base_applies_back_to_itself(base: list[str], child: list[str]) -> None:
+    index: dict[str, int] = {}
+    for position, key in enumerate(base):
+        index.setdefault(key, position)
+    encoded = deltas.encode_list(child, index, lambda key: f'"{key}"')
+    import json
+
+    assert deltas.apply(json.loads(encoded.text), base, str) == child
+    assert encoded.cost <= len(child)
+
+
+def test_a_delta_document_materialises_as_the_output_it_encodes() -> None:
+    def output(cold: list[str], open_items: list[str]) -> Output:
+        return Output(claims=(), open_items=tuple(open_items), unresolved_conflicts=(),
+                      cold=tuple(cold))  # fmt: skip
+
+    base = deltas.StoredBase("summary:s:1", 3, output(["a", "b", "c"], []))
+    child = output(["a", "b", "c", "d", "a"], ["t-1"])
+    cold = deltas.encode_list(child.cold, base.index("cold", lambda: base.output.cold),
+                              lambda key: f'"{key}"')  # fmt: skip
+    empty = deltas.encode_list((), {}, str)
+    text = deltas.delta_text(base, empty, cold, empty, child)
+    assert deltas.is_delta(text) and deltas.base_of(text) == "summary:s:1"
+    import json
+
+    document: dict[str, Any] = json.loads(text)
+    assert deltas.materialise(document, base.output) == child
+    assert deltas.materialise_json(document, base.output.to_json()) == child.to_json()

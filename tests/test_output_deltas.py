@@ -169,3 +169,32 @@ def test_a_delta_document_materialises_as_the_output_it_encodes() -> None:
     document: dict[str, Any] = json.loads(text)
     assert deltas.materialise(document, base.output) == child
     assert deltas.materialise_json(document, base.output.to_json()) == child.to_json()
+
+
+def edges_into(memory: Memory, artifact_id: str) -> set[str]:
+    with memory.store._read() as tx:  # type: ignore[attr-defined]
+        rows = tx.all(
+            "SELECT parent FROM derivation WHERE tenant = ? AND child = ?",
+            (memory.tenant, artifact_id),
+        )
+    return {str(r[0]) for r in rows}
+
+
+def test_a_delta_links_what_it_added_and_a_revoke_the_base_read_still_stales_it(
+    memory: Memory,
+) -> None:
+    memory.add(said(0, 200))
+    base = memory.consolidate("user-7").artifact.id
+    first, second = grow(memory, 2)
+    assert stored_rows(memory)[second][0] == base
+    since_base = {f"m-{n}" for n in range(200, 206)}  # every delta is on the base
+    assert edges_into(memory, second) == since_base | {base, first}
+    # staling walks the base's edge (two steps, whatever the history) and the parent's
+    stale = set(memory.revoke("m-17").stale)
+    assert {base, first, second} <= stale
+    recalled = memory.recall("user-7", budget=300)
+    assert recalled.mode == "raw"
+    memory.work()
+    rebuilt = memory.recall("user-7", budget=300)
+    assert rebuilt.mode == "summary" and rebuilt.artifact_id not in stale
+    assert "(note 17)" not in render(rebuilt)

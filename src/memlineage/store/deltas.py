@@ -59,6 +59,8 @@ class StoredBase:
     id: str
     epoch: int
     output: Output
+    # its inputs: they reach an artifact stored on it through the base's edge
+    inputs: frozenset[str] = frozenset()
     # where each of the base's entries is, by its serialised text (claims, statements)
     # or by itself (cold ids): built once, on the first delta encoded on this base
     _indexes: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)

@@ -165,6 +165,27 @@ class _Fence(NamedTuple):
         )
 
 
+def _edges_from(manifest: Manifest, base: deltas.StoredBase | None) -> list[str]:
+    """The parents of an artifact's derivation edges: every input and the artifact it
+    was derived from; for an output stored on a base, the base and the inputs the base
+    did not read.
+
+    The base's inputs reach it through the base's edge, so staling, which walks the
+    edges, finds it either way, and a run writes lineage rows for what it added, not
+    for the whole subject. A base is stored whole with every input's edge, so the walk
+    is two steps deep whatever the history (a chain of runs each linking only what it
+    added was tried and taken back: docs/benchmarks.md). An input of the base that
+    this run left out reaches it too: invalidating it stales this artifact as well,
+    one rebuild more, never a summary served over an invalid source."""
+    parents = list(manifest.input_ids)
+    if base is not None and base.inputs:
+        parents = [i for i in parents if i not in base.inputs]
+        parents.append(base.id)
+    if manifest.derived_from_artifact:
+        parents.append(manifest.derived_from_artifact)
+    return parents
+
+
 def _one_epoch_each(since: Sequence[Operation], alias: Alias, epoch: int) -> bool:
     """Whether the operations after the alias's epoch moved it once each, up to ``epoch``,
     and at most one is of the alias's epoch (the one that began it)."""
@@ -214,12 +235,13 @@ class SwitchMixin(StoreCore):
         if artifact.output is not None:
             output_text, base = stored_output(artifact.output, base)
         fence = _Fence.on(tenant, subject, base)
+        parents = _edges_from(artifact.manifest, base)
         with self._pipelined_write() as tx:
             locked = tx.execute(
                 "UPDATE clocks SET switches = switches WHERE tenant = ? AND subject = ?",
                 (tenant, subject),
             )
-            rows = self._artifact_rows(tenant, artifact, manifest_text, output_text, fence)
+            rows = self._artifact_rows(tenant, artifact, manifest_text, output_text, parents, fence)
             if items:
                 rows.append(self._items_row(tenant, artifact.subject, items, fence))
             written = [tx.execute(sql, params) for sql, params in rows]
@@ -235,7 +257,10 @@ class SwitchMixin(StoreCore):
             if base is None:
                 output_from_json.remember(output_text, artifact.output)
                 base = deltas.StoredBase(
-                    artifact.id, artifact.manifest.input_epoch, artifact.output
+                    artifact.id,
+                    artifact.manifest.input_epoch,
+                    artifact.output,
+                    frozenset(artifact.manifest.input_ids),
                 )
             else:
                 remember_materialised(output_text, base.output, artifact.output)
@@ -249,11 +274,12 @@ class SwitchMixin(StoreCore):
         artifact: Artifact,
         manifest_text: str,
         output_text: str | None,
+        parents: list[str],
         fence: _Fence,
     ) -> list[Statement]:
         """The artifact's row (its manifest and output as serialised, and the base its
-        output is a delta on) and its derivation edges (step 7), each behind ``fence``."""
-        manifest = artifact.manifest
+        output is a delta on) and its derivation edges from ``parents`` (step 7), each
+        behind ``fence``."""
         now = utc_now()
         row = (
             "INSERT INTO artifacts (tenant, id, subject, manifest, output, gate, created_at,"
@@ -283,9 +309,6 @@ class SwitchMixin(StoreCore):
                 *fence.params,
             ),
         )
-        parents = list(manifest.input_ids)
-        if manifest.derived_from_artifact:
-            parents.append(manifest.derived_from_artifact)
         # One statement for every edge: a statement costs the client more than a row.
         # (the WHERE also keeps SQLite from reading ON CONFLICT as a join's)
         edges: Statement = (

@@ -8,6 +8,7 @@ whole and unchanged since its epoch.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from typing import Any
@@ -21,6 +22,7 @@ from memlineage.meaning.extract import clear_caches
 from memlineage.model import Output
 from memlineage.recall.prompt import render
 from memlineage.store import deltas
+from memlineage.store.rows import stored_output
 from test_stored_items import said
 
 
@@ -145,9 +147,7 @@ def test_a_list_encoded_on_a_base_applies_back_to_itself(base: list[str], child:
     index: dict[str, int] = {}
     for position, key in enumerate(base):
         index.setdefault(key, position)
-    encoded = deltas.encode_list(child, index, lambda key: f'"{key}"')
-    import json
-
+    encoded = deltas.encode_keys(child, index, lambda i: f'"{child[i]}"')
     assert deltas.apply(json.loads(encoded.text), base, str) == child
     assert encoded.cost <= len(child)
 
@@ -159,13 +159,11 @@ def test_a_delta_document_materialises_as_the_output_it_encodes() -> None:
 
     base = deltas.StoredBase("summary:s:1", 3, output(["a", "b", "c"], []))
     child = output(["a", "b", "c", "d", "a"], ["t-1"])
-    cold = deltas.encode_list(child.cold, base.index("cold", lambda: base.output.cold),
-                              lambda key: f'"{key}"')  # fmt: skip
-    empty = deltas.encode_list((), {}, str)
+    cold = deltas.encode_keys(child.cold, base.index("cold", lambda: base.output.cold),
+                              lambda i: f'"{child.cold[i]}"')  # fmt: skip
+    empty = deltas.encode_keys((), {}, str)
     text = deltas.delta_text(base, empty, cold, empty, child)
     assert deltas.is_delta(text) and deltas.base_of(text) == "summary:s:1"
-    import json
-
     document: dict[str, Any] = json.loads(text)
     assert deltas.materialise(document, base.output) == child
     assert deltas.materialise_json(document, base.output.to_json()) == child.to_json()
@@ -198,3 +196,20 @@ def test_a_delta_links_what_it_added_and_a_revoke_the_base_read_still_stales_it(
     rebuilt = memory.recall("user-7", budget=300)
     assert rebuilt.mode == "summary" and rebuilt.artifact_id not in stale
     assert "(note 17)" not in render(rebuilt)
+
+
+def test_entries_equal_to_the_base_but_parsed_again_are_still_runs_of_it(
+    memory: Memory,
+) -> None:
+    memory.add(said(0, 200))
+    output = memory.consolidate("user-7").artifact.output
+    assert output is not None and output.claims and output.statements
+    again = Output.from_json(json.loads(json.dumps(output.to_json())))  # new objects
+    assert again.claims[0] is not output.claims[0]
+    base = deltas.StoredBase("summary:user-7:000200-x", 1, output)
+    text, on = stored_output(again, base)
+    document = json.loads(text)
+    assert on is base
+    assert document["claims"] == [[0, len(output.claims)]]  # one run, nothing written out
+    assert document["statements"] == [[0, len(output.statements)]]
+    assert deltas.materialise(document, output) == again

@@ -29,14 +29,20 @@ import json
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from memlineage.meaning import caches
 from memlineage.model import Claim, Output, Statement
 
 T = TypeVar("T")
+
+Positions = npt.NDArray[np.int64]
 
 #: how a stored delta begins; a whole output begins with ``{"claims":``
 DELTA_PREFIX = '{"base":'
@@ -61,11 +67,12 @@ class StoredBase:
     output: Output
     # its inputs: they reach an artifact stored on it through the base's edge
     inputs: frozenset[str] = frozenset()
-    # where each of the base's entries is, by its serialised text (claims, statements)
-    # or by itself (cold ids): built once, on the first delta encoded on this base
-    _indexes: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    # where each of the base's entries is, by the object (claims and statements the
+    # generator carried), by its serialised text, or by itself (cold ids): each built
+    # once, on the first delta encoded on this base (which keeps the objects alive)
+    _indexes: dict[str, dict[Any, int]] = field(default_factory=dict, repr=False)
 
-    def index(self, name: str, keys: Callable[[], Sequence[str]]) -> dict[str, int]:
+    def index(self, name: str, keys: Callable[[], Iterable[Hashable]]) -> dict[Any, int]:
         found = self._indexes.get(name)
         if found is None:
             found = self._indexes[name] = {}
@@ -83,27 +90,33 @@ class Encoded:
     entries: int
 
 
-def encode_list(
-    keys: Sequence[str], base_index: Mapping[str, int], literal: Callable[[str], str]
-) -> Encoded:
-    """``keys`` (the child's entries, serialised or ids) as OPS over the base's index."""
+def positions(keys: Iterable[Hashable], index: Mapping[Any, int], count: int) -> Positions:
+    """Where each key is in the base (its index), -1 where it is not: one C-level pass."""
+    return np.fromiter(map(index.get, keys, repeat(-1)), dtype=np.int64, count=count)
+
+
+def encode_positions(found: Positions, literal: Callable[[int], str]) -> Encoded:
+    """Entries at base positions ``found`` (-1: not in the base) as OPS: a run wherever
+    positions follow one another, ``literal(i)`` for the i-th entry otherwise. Runs are
+    found with array operations: the Python loop goes over the ops, not the entries."""
+    count = len(found)
+    if count == 0:
+        return Encoded("[]", 0, 0)
+    goes_on = np.zeros(count, dtype=bool)
+    goes_on[1:] = (found[1:] >= 0) & (found[:-1] >= 0) & (found[1:] == found[:-1] + 1)
+    starts = np.flatnonzero(~goes_on).tolist()
     ops: list[str] = []
-    start = stop = -1
-    for key in keys:
-        position = base_index.get(key, -1)
-        if position >= 0 and position == stop:
-            stop += 1
-            continue
-        if start >= 0:
-            ops.append(f"[{start},{stop}]")
-        if position >= 0:
-            start, stop = position, position + 1
-        else:
-            start = stop = -1
-            ops.append(literal(key))
-    if start >= 0:
-        ops.append(f"[{start},{stop}]")
-    return Encoded("[" + ",".join(ops) + "]", len(ops), len(keys))
+    for start, stop in zip(starts, [*starts[1:], count], strict=True):
+        at = int(found[start])
+        ops.append(literal(start) if at < 0 else f"[{at},{at + stop - start}]")
+    return Encoded("[" + ",".join(ops) + "]", len(ops), count)
+
+
+def encode_keys(
+    keys: Sequence[Hashable], index: Mapping[Any, int], literal: Callable[[int], str]
+) -> Encoded:
+    """``keys`` (the child's entries as the base's ``index`` names them) as OPS."""
+    return encode_positions(positions(keys, index, len(keys)), literal)
 
 
 def worth_a_delta(parts: Sequence[Encoded]) -> bool:

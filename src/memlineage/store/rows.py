@@ -291,24 +291,34 @@ def stored_output(
     on ``base`` while it stays small beside the output, else the output whole (None)."""
     if base is not None:
         on = base.output
-        claims = deltas.encode_list(
-            _fragment_texts(output.claims),
-            base.index("claims", lambda: _fragment_texts(on.claims)),
-            _written_out,
+        claims = _encoded_parts(output.claims, on.claims, base, "claims")
+        cold = deltas.encode_keys(
+            output.cold, base.index("cold", lambda: on.cold), lambda i: dumps(output.cold[i])
         )
-        cold = deltas.encode_list(output.cold, base.index("cold", lambda: on.cold), dumps)
-        statements = deltas.encode_list(
-            _fragment_texts(output.statements),
-            base.index("statements", lambda: _fragment_texts(on.statements)),
-            _written_out,
-        )
+        statements = _encoded_parts(output.statements, on.statements, base, "statements")
         if deltas.worth_a_delta((claims, cold, statements)):
             return deltas.delta_text(base, claims, cold, statements, output), base
     return serialised_output(output), None
 
 
-def _written_out(fragment: str) -> str:
-    return fragment  # a claim's or statement's serialised text is its JSON
+def _encoded_parts(
+    parts: Sequence[Claim | Statement],
+    base_parts: Sequence[Claim | Statement],
+    base: deltas.StoredBase,
+    name: str,
+) -> deltas.Encoded:
+    """Claims or statements as OPS on the base's: found by object (the built-in generator
+    carries the base's own), else by serialised text, else written out."""
+    by_object = base.index(f"{name} by object", lambda: map(id, base_parts))
+    found = deltas.positions(map(id, parts), by_object, len(parts))
+    texts: dict[int, str] = {}
+    missing = (found < 0).nonzero()[0].tolist()
+    if missing:
+        by_text = base.index(f"{name} by text", lambda: _fragment_texts(base_parts))
+        for i, text in zip(missing, _fragment_texts([parts[i] for i in missing]), strict=True):
+            texts[i] = text
+            found[i] = by_text.get(text, -1)
+    return deltas.encode_positions(found, texts.__getitem__)
 
 
 #: serialised claims and statements kept (by object: they are immutable)

@@ -91,7 +91,7 @@ def test_every_delta_is_on_a_base_stored_whole_and_the_chain_is_compacted(
 ) -> None:
     memory.add(said(0, 200))
     memory.consolidate("user-7")
-    published = grow(memory, 8)
+    published = grow(memory, 8, each=25)
     rows = stored_rows(memory)
     on_bases = [rows[a][0] for a in published if rows[a][0] is not None]
     assert on_bases, "no run stored a delta"
@@ -213,3 +213,30 @@ def test_entries_equal_to_the_base_but_parsed_again_are_still_runs_of_it(
     assert document["claims"] == [[0, len(output.claims)]]  # one run, nothing written out
     assert document["statements"] == [[0, len(output.statements)]]
     assert deltas.materialise(document, output) == again
+
+
+def test_a_process_that_never_wrote_the_subject_stores_a_delta_on_what_it_read(
+    memory: Memory, db_url: str
+) -> None:
+    memory.add(said(0, 200))
+    base = memory.consolidate("user-7").artifact.id
+    for runs in (0, 1):  # the published summary read whole, then read as a delta
+        grow(memory, runs, start=300)
+        clear_caches()  # a restarted worker, or the command line
+        again = Memory(db_url, tenant=memory.tenant)
+        try:
+            again.add(said(400 + 10 * runs, 3))
+            result = again.consolidate("user-7")
+            assert result.switched
+            written = result.artifact
+        finally:
+            again.close()
+        assert stored_rows(memory)[written.id][0] == base
+        assert "m-0" not in edges_into(memory, written.id)  # linked through the base
+        clear_caches()
+        assert memory.artifact(written.id).output == written.output
+        memory.consolidate("user-7")  # the next round starts from a base again
+        base = max(
+            (a for a in memory.artifacts("user-7") if stored_rows(memory)[a.id][0] is None),
+            key=lambda a: a.manifest.new_covers_through,
+        ).id

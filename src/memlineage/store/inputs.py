@@ -41,7 +41,8 @@ from typing import Any
 
 from memlineage.meaning import caches
 from memlineage.meaning.extract import RULES_VERSION
-from memlineage.model import Event, Item, OpKind, Output
+from memlineage.model import Artifact, Event, Item, OpKind, Output
+from memlineage.store import deltas
 from memlineage.store.protocol import Head, SubjectInput
 from memlineage.store.reader import (
     events_statement,
@@ -49,7 +50,13 @@ from memlineage.store.reader import (
     head_statement,
     operations_statement,
 )
-from memlineage.store.rows import event_from_row, items_from_text, op_from_row
+from memlineage.store.rows import (
+    event_from_row,
+    items_from_text,
+    manifest_from_json,
+    op_from_row,
+    read_on_base,
+)
 from memlineage.store.sql import Statement
 
 #: events kept per store in all (the subjects read last are kept)
@@ -102,7 +109,42 @@ def consolidation_input(
     # the stored items serve this run's extraction once; the next run in this process
     # reuses what extraction made of them (extract.extract_with_stored)
     kept.keep((tenant, subject), replace(found, input=replace(found.input, items={})))
+    _record_base(store, read_together, tenant, found.input.head.artifact)
     return found.input
+
+
+def _record_base(
+    store: object, read_together: ReadTogether, tenant: str, published: Artifact | None
+) -> None:
+    """What the published artifact's output was read on, so that the next run stores
+    its output as a delta even in a process that never wrote the subject (the writer's
+    fence still checks the base under the lock: store/switch.py)."""
+    if published is None or published.output is None:
+        return
+    if deltas.recorded(store, tenant, published.id) is not None:
+        return  # this process stored it, or read it before
+    base = read_on_base(published.output)
+    if base is None:  # read whole: it is a base itself
+        manifest = published.manifest
+        base = deltas.StoredBase(
+            published.id, manifest.input_epoch, published.output, frozenset(manifest.input_ids)
+        )
+    else:
+        base = deltas.recorded(store, tenant, base.id) or _with_inputs(read_together, tenant, base)
+    deltas.record(store, tenant, published.id, base)
+
+
+def _with_inputs(
+    read_together: ReadTogether, tenant: str, base: deltas.StoredBase
+) -> deltas.StoredBase:
+    """``base`` with its inputs (its manifest, read once per process and base): a delta on
+    it links only what the base did not read (store/switch.py, ``_edges_from``)."""
+    (rows,) = read_together(
+        [("SELECT manifest FROM artifacts WHERE tenant = ? AND id = ?", (tenant, base.id))]
+    )
+    if not rows:
+        return base  # its deltas then link every input
+    return replace(base, inputs=frozenset(manifest_from_json(rows[0][0]).input_ids))
 
 
 def _events_read(known: _Known) -> int:

@@ -231,18 +231,33 @@ def output_of_row(text: str, base_text: str | None) -> Output:
         if found is not None and found[0] is base:
             _materialised.move_to_end(text)
             return found[1]
-    output = deltas.materialise(json.loads(text), base)
-    remember_materialised(text, base, output)
+    document = json.loads(text)
+    output = deltas.materialise(document, base)
+    on = deltas.StoredBase(str(document["base"]), int(document["baseEpoch"]), base)
+    remember_materialised(text, on, output)
     return output
 
 
-def remember_materialised(text: str, base: Output, output: Output) -> None:
-    """``output`` is what the delta ``text`` stands for on ``base`` (its writer encoded it)."""
+def read_on_base(output: Output) -> deltas.StoredBase | None:
+    """The base of an output this process read as a delta (its parse: not its inputs),
+    or None: it was not read as one."""
     with _materialised_lock:
-        _materialised[text] = (base, output)
+        found = _read_on_base.get(id(output))
+    if found is None or found[0] is not output:
+        return None
+    return deltas.StoredBase(found[1], found[2], found[3])
+
+
+def remember_materialised(text: str, base: deltas.StoredBase, output: Output) -> None:
+    """``output`` is what the delta ``text`` stands for on ``base``."""
+    with _materialised_lock:
+        _materialised[text] = (base.output, output)
         _materialised.move_to_end(text)
-        while len(_materialised) > OUTPUT_CACHE:
-            _materialised.popitem(last=False)
+        _read_on_base[id(output)] = (output, base.id, base.epoch, base.output)
+        _read_on_base.move_to_end(id(output))
+        for kept in (_materialised, _read_on_base):
+            while len(kept) > OUTPUT_CACHE:
+                kept.popitem(last=False)
 
 
 #: deltas materialised per process, by their text, with the base object they were
@@ -250,6 +265,9 @@ def remember_materialised(text: str, base: Output, output: Output) -> None:
 _materialised: OrderedDict[str, tuple[Output, Output]] = OrderedDict()
 _materialised_lock = threading.Lock()
 caches.register(_materialised.clear)
+#: each output materialised above, by object: the base it was read on and its epoch
+_read_on_base: OrderedDict[int, tuple[Output, str, int, Output]] = OrderedDict()
+caches.register(_read_on_base.clear)
 
 
 def dumps(value: Any) -> str:

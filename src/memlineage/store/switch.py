@@ -211,11 +211,14 @@ class SwitchMixin(StoreCore):
         the transaction reads nothing before its commit (PostgreSQL: one round trip).
 
         The output is stored as a delta on the base of the parent this process stored
-        last, when it stays small (schema 18, store/deltas.py), and only if that base
+        or read, when it stays small (schema 18, store/deltas.py), and only if that base
         is as this process stored it: no erasure since the base's epoch (an erasure
         rewrites artifact rows). Otherwise it is stored whole, in a second transaction
         if the first found the base rewritten."""
-        parent = artifact.manifest.derived_from_artifact
+        # the summary the run built on, else the one it read as published (a first run
+        # in a process builds afresh, yet its output is mostly the published one's)
+        manifest = artifact.manifest
+        parent = manifest.derived_from_artifact or manifest.expected_alias.artifact_id
         base = deltas.recorded(self, tenant, parent) if parent and artifact.output else None
         if not self._write_artifact(tenant, artifact, items, base):
             self._write_artifact(tenant, artifact, items, None)
@@ -263,7 +266,7 @@ class SwitchMixin(StoreCore):
                     frozenset(artifact.manifest.input_ids),
                 )
             else:
-                remember_materialised(output_text, base.output, artifact.output)
+                remember_materialised(output_text, base, artifact.output)
             deltas.record(self, tenant, artifact.id, base)
             inputs.wrote(self, tenant, artifact.id, artifact.output)
         return True

@@ -22,7 +22,7 @@ from memlineage.meaning.extract import clear_caches
 from memlineage.model import Output
 from memlineage.recall.prompt import render
 from memlineage.store import deltas
-from memlineage.store.rows import stored_output
+from memlineage.store.rows import delta_text, stored_output
 from test_stored_items import said
 
 
@@ -162,7 +162,7 @@ def test_a_delta_document_materialises_as_the_output_it_encodes() -> None:
     cold = deltas.encode_keys(child.cold, base.index("cold", lambda: base.output.cold),
                               lambda i: f'"{child.cold[i]}"')  # fmt: skip
     empty = deltas.encode_keys((), {}, str)
-    text = deltas.delta_text(base, empty, cold, empty, child)
+    text = delta_text(base, empty, cold, empty, child)
     assert deltas.is_delta(text) and deltas.base_of(text) == "summary:s:1"
     document: dict[str, Any] = json.loads(text)
     assert deltas.materialise(document, base.output) == child

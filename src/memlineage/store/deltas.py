@@ -3,7 +3,7 @@
 A worker's next summary of a subject carries nearly every claim, statement and cold id
 of the last one: at 20,000 events a +100 run changes some 170 entries of 38,700, yet
 writing the output whole (7.9 MB) was half of the run's CPU and most of the store's
-growth. So a run whose parent this process wrote stores its output as
+growth. So a run whose published summary this process wrote or read stores its output as
 
     {"base": <artifact id>, "baseEpoch": <the base's input epoch>,
      "claims": OPS, "openItems": [...], "unresolvedConflicts": [...],
@@ -19,8 +19,9 @@ against the same base until its delta grows past a quarter of the entries it sta
 for; that run is stored whole and becomes the next base (``worth_a_delta``).
 
 Nothing here reads or writes the store: ``store/switch.py`` decides when a delta may be
-written (its base unchanged since the base's epoch, under the subject's lock) and
-``store/rows.py`` materialises one when it is read.
+written (its base unchanged since the base's epoch, under the subject's lock), and
+``store/rows.py`` serialises one (``delta_text``, beside the whole output's) and
+materialises one when it is read.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memlineage.meaning import caches
-from memlineage.model import Claim, Output, Statement
+from memlineage.model import Artifact, Claim, Output, Statement
 
 T = TypeVar("T")
 
@@ -57,7 +58,7 @@ def is_delta(text: str) -> bool:
 
 @dataclass
 class StoredBase:
-    """An artifact stored whole, as this process wrote it: what a delta is encoded on.
+    """An artifact stored whole, as this process wrote or read it: what a delta is encoded on.
 
     ``epoch`` is the input epoch it was built at: an erasure after it may have
     rewritten its row, so a delta on it is written only if none was recorded since."""
@@ -71,6 +72,12 @@ class StoredBase:
     # generator carried), by its serialised text, or by itself (cold ids): each built
     # once, on the first delta encoded on this base (which keeps the objects alive)
     _indexes: dict[str, dict[Any, int]] = field(default_factory=dict, repr=False)
+
+    @staticmethod
+    def whole(artifact: Artifact, output: Output) -> StoredBase:
+        """``artifact``, stored whole with ``output``, as a base."""
+        manifest = artifact.manifest
+        return StoredBase(artifact.id, manifest.input_epoch, output, frozenset(manifest.input_ids))
 
     def index(self, name: str, keys: Callable[[], Iterable[Hashable]]) -> dict[Any, int]:
         found = self._indexes.get(name)
@@ -124,31 +131,6 @@ def worth_a_delta(parts: Sequence[Encoded]) -> bool:
     return sum(p.cost for p in parts) <= DELTA_SHARE * max(1, sum(p.entries for p in parts))
 
 
-def delta_text(
-    base: StoredBase, claims: Encoded, cold: Encoded, statements: Encoded, output: Output
-) -> str:
-    """The stored delta, in one join (its lists are tens of thousands of entries)."""
-    return "".join(
-        (
-            DELTA_PREFIX,
-            _dumps(base.id),
-            ',"baseEpoch":',
-            str(base.epoch),
-            ',"claims":',
-            claims.text,
-            ',"openItems":',
-            _dumps(list(output.open_items)),
-            ',"unresolvedConflicts":',
-            _dumps(list(output.unresolved_conflicts)),
-            ',"cold":',
-            cold.text,
-            ',"statements":',
-            statements.text,
-            "}",
-        )
-    )
-
-
 def base_of(text: str) -> str:
     """The base artifact a stored delta names."""
     return str(json.loads(text[: text.index(',"baseEpoch":')] + "}")["base"])
@@ -189,10 +171,6 @@ def materialise_json(delta: Mapping[str, Any], base: Mapping[str, Any]) -> dict[
         "cold": apply(delta["cold"], base["cold"], same),
         "statements": apply(delta["statements"], base.get("statements", ()), same),
     }
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 #: the artifacts this process stored last, per store: (tenant, id) to the base their

@@ -35,7 +35,7 @@ from memlineage.store import scrub as erasure
 from memlineage.store.core import StoreCore
 from memlineage.store.protocol import Erased
 from memlineage.store.reader import SqlReader
-from memlineage.store.rows import BASE_OUTPUT, dumps
+from memlineage.store.rows import base_output, dumps
 from memlineage.store.sql import Tx
 
 
@@ -119,17 +119,17 @@ class EraseMixin(StoreCore):
         as it was."""
         changed: list[str] = []
         rows = tx.all(
-            f"SELECT a.id, s.reason, a.manifest, a.output, a.gate, a.base, {BASE_OUTPUT}"
+            f"SELECT a.id, s.reason, a.manifest, a.output, a.gate, a.base, {base_output()}"
             " FROM artifacts a JOIN artifact_status s ON s.tenant = a.tenant"
             " AND s.subject = a.subject AND s.id = a.id WHERE a.tenant = ? AND a.subject = ?",
             (tenant, subject),
         )
         bases: dict[str, Any] = {}  # a base's parse, shared by its deltas
-        for artifact_id, reason, manifest, output, gate, base, base_output in rows:
+        for artifact_id, reason, manifest, output, gate, base, base_text in rows:
             stored = json.loads(output) if output else None
             if stored is not None and base is not None:
                 if base not in bases:
-                    bases[base] = json.loads(base_output)
+                    bases[base] = json.loads(base_text)
                 stored = deltas.materialise_json(stored, bases[base])
             new_output = (
                 dumps(erasure.scrub_output(stored, event_id, found)) if stored is not None else None

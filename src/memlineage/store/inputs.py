@@ -125,11 +125,8 @@ def _record_base(
         return  # this process stored it, or read it before
     base = read_on_base(published.output)
     if base is None:  # read whole: it is a base itself
-        manifest = published.manifest
-        base = deltas.StoredBase(
-            published.id, manifest.input_epoch, published.output, frozenset(manifest.input_ids)
-        )
-    else:
+        base = deltas.StoredBase.whole(published, published.output)
+    elif not base.inputs:  # read as a delta here: its base's inputs are not known yet
         base = deltas.recorded(store, tenant, base.id) or _with_inputs(read_together, tenant, base)
     deltas.record(store, tenant, published.id, base)
 

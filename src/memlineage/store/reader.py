@@ -25,8 +25,8 @@ from memlineage.store.sql import Statement, Tx, chunks, marks
 from memlineage.store.vector_rows import current_embedder, stored_vectors, vector_matrix
 
 # ARTIFACT_COLUMNS as head() reads them, from its LEFT JOINs (``r`` and its status ``rs``).
-_HEAD_ARTIFACT = artifact_columns(alias="r").replace("s.", "rs.")
-_HEAD_NO_OUTPUT = artifact_columns(output=False, alias="r").replace("s.", "rs.")
+_HEAD_ARTIFACT = artifact_columns(row="r", status="rs")
+_HEAD_NO_OUTPUT = artifact_columns(output=False, row="r", status="rs")
 _ARTIFACT_WIDTH = len(ARTIFACT_COLUMNS.split(","))
 
 

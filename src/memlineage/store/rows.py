@@ -35,16 +35,30 @@ EVENT_COLUMNS = (
 #: the columns of a written row; ``speaker`` is written only by a batch that has one
 # (schema 10), so that the rows of most batches are those of every earlier schema
 INSERT_COLUMNS = EVENT_COLUMNS.removesuffix(", speaker")
+
+
 # An artifact is its row and its status row (schema 13: staling rewrites narrow rows),
 # and the output of its base if it stores a delta (schema 18: store/deltas.py).
-BASE_OUTPUT = (
-    "(SELECT b.output FROM artifacts b WHERE b.tenant = a.tenant AND b.subject = a.subject"
-    " AND b.id = a.base)"
-)
-ARTIFACT_COLUMNS = (
-    f"a.id, a.subject, s.status, s.reason, a.manifest, a.output, a.gate, a.created_at,"
-    f" {BASE_OUTPUT}"
-)
+def base_output(row: str = "a") -> str:
+    """The output of the base of artifact row ``row`` (NULL: it is stored whole)."""
+    return (
+        f"(SELECT b.output FROM artifacts b WHERE b.tenant = {row}.tenant"
+        f" AND b.subject = {row}.subject AND b.id = {row}.base)"
+    )
+
+
+def artifact_columns(*, output: bool = True, row: str = "a", status: str = "s") -> str:
+    """The columns ``artifact_from_row`` reads, of artifact row ``row`` and its status row
+    ``status``; ``output=False`` reads neither its output nor its base's (``None``): the
+    output is what grows with the subject."""
+    stored, base = (f"{row}.output", base_output(row)) if output else ("NULL", "NULL")
+    return (
+        f"{row}.id, {row}.subject, {status}.status, {status}.reason, {row}.manifest, {stored},"
+        f" {row}.gate, {row}.created_at, {base}"
+    )
+
+
+ARTIFACT_COLUMNS = artifact_columns()
 ARTIFACTS = (
     "artifacts a JOIN artifact_status s"
     " ON s.tenant = a.tenant AND s.subject = a.subject AND s.id = a.id"
@@ -139,15 +153,6 @@ def gate_from_json(data: dict[str, Any]) -> GateReport:
     )
 
 
-def artifact_columns(*, output: bool = True, alias: str = "a") -> str:
-    """ARTIFACT_COLUMNS of the artifact row ``alias``; ``output=False`` reads neither its
-    output nor its base's (``None``): the output is what grows with the subject."""
-    columns = ARTIFACT_COLUMNS
-    if not output:
-        columns = columns.replace(BASE_OUTPUT, "NULL").replace("a.output", "NULL")
-    return columns.replace("a.", f"{alias}.") if alias != "a" else columns
-
-
 def artifact_from_row(row: Sequence[Any]) -> Artifact:
     id_, subject, status, reason, manifest, output, gate, created_at, base_output = row
     return Artifact(
@@ -239,13 +244,11 @@ def output_of_row(text: str, base_text: str | None) -> Output:
 
 
 def read_on_base(output: Output) -> deltas.StoredBase | None:
-    """The base of an output this process read as a delta (its parse: not its inputs),
-    or None: it was not read as one."""
+    """The base of an output this process read or wrote as a delta (a base read has no
+    inputs), or None: it was not one."""
     with _materialised_lock:
         found = _read_on_base.get(id(output))
-    if found is None or found[0] is not output:
-        return None
-    return deltas.StoredBase(found[1], found[2], found[3])
+    return found[1] if found is not None and found[0] is output else None
 
 
 def remember_materialised(text: str, base: deltas.StoredBase, output: Output) -> None:
@@ -253,7 +256,7 @@ def remember_materialised(text: str, base: deltas.StoredBase, output: Output) ->
     with _materialised_lock:
         _materialised[text] = (base.output, output)
         _materialised.move_to_end(text)
-        _read_on_base[id(output)] = (output, base.id, base.epoch, base.output)
+        _read_on_base[id(output)] = (output, base)
         _read_on_base.move_to_end(id(output))
         for kept in (_materialised, _read_on_base):
             while len(kept) > OUTPUT_CACHE:
@@ -265,8 +268,8 @@ def remember_materialised(text: str, base: deltas.StoredBase, output: Output) ->
 _materialised: OrderedDict[str, tuple[Output, Output]] = OrderedDict()
 _materialised_lock = threading.Lock()
 caches.register(_materialised.clear)
-#: each output materialised above, by object: the base it was read on and its epoch
-_read_on_base: OrderedDict[int, tuple[Output, str, int, Output]] = OrderedDict()
+#: each output materialised above, by object, and the base it stands on
+_read_on_base: OrderedDict[int, tuple[Output, deltas.StoredBase]] = OrderedDict()
 caches.register(_read_on_base.clear)
 
 
@@ -315,8 +318,37 @@ def stored_output(
         )
         statements = _encoded_parts(output.statements, on.statements, base, "statements")
         if deltas.worth_a_delta((claims, cold, statements)):
-            return deltas.delta_text(base, claims, cold, statements, output), base
+            return delta_text(base, claims, cold, statements, output), base
     return serialised_output(output), None
+
+
+def delta_text(
+    base: deltas.StoredBase,
+    claims: deltas.Encoded,
+    cold: deltas.Encoded,
+    statements: deltas.Encoded,
+    output: Output,
+) -> str:
+    """The stored delta (store/deltas.py), in one join as ``serialised_output``."""
+    return "".join(
+        (
+            deltas.DELTA_PREFIX,
+            dumps(base.id),
+            ',"baseEpoch":',
+            str(base.epoch),
+            ',"claims":',
+            claims.text,
+            ',"openItems":',
+            dumps(list(output.open_items)),
+            ',"unresolvedConflicts":',
+            dumps(list(output.unresolved_conflicts)),
+            ',"cold":',
+            cold.text,
+            ',"statements":',
+            statements.text,
+            "}",
+        )
+    )
 
 
 def _encoded_parts(

@@ -259,12 +259,7 @@ class SwitchMixin(StoreCore):
         if artifact.output is not None and output_text is not None:
             if base is None:
                 output_from_json.remember(output_text, artifact.output)
-                base = deltas.StoredBase(
-                    artifact.id,
-                    artifact.manifest.input_epoch,
-                    artifact.output,
-                    frozenset(artifact.manifest.input_ids),
-                )
+                base = deltas.StoredBase.whole(artifact, artifact.output)
             else:
                 remember_materialised(output_text, base, artifact.output)
             deltas.record(self, tenant, artifact.id, base)

@@ -234,7 +234,32 @@ def _tail_event_dropped(output: Output) -> Output:
     return replace(output, statements=kept, cold=tuple(c for c in output.cold if c != film))
 
 
+def _cold_outside_the_selection(output: Output) -> Output:
+    return replace(output, cold=(*output.cold, "e99"))
+
+
+def _base_claim_twice(output: Output) -> Output:
+    return replace(output, claims=(*output.claims, output.claims[0]))
+
+
+def _base_claim_again_equal(output: Output) -> Output:
+    return replace(output, claims=(*output.claims, replace(output.claims[0])))
+
+
+def _base_claim_for_another_twice(output: Output) -> Output:
+    removed = _drop_base_claim(output)
+    return replace(removed, claims=(*removed.claims, removed.claims[0]))
+
+
+def _base_claim_for_another_again(output: Output) -> Output:
+    removed = _drop_base_claim(output)
+    return replace(removed, claims=(*removed.claims, replace(removed.claims[0])))
+
+
 MUTATIONS: dict[str, Callable[[Output], Output]] = {
+    "a cold id outside the selection": _cold_outside_the_selection,
+    "a base claim removed, another listed twice": _base_claim_for_another_twice,
+    "a base claim removed, another listed again": _base_claim_for_another_again,
     "a new binding event left out": _drop_tail_rule,
     "a base claim removed": _drop_base_claim,
     "a grown claim narrowed to its old sources": _narrow_grown_claim,
@@ -260,6 +285,21 @@ def test_what_the_whole_gate_rejects_the_delta_rejects_alike(
     expected = whole(scope, mutated)
     assert not expected.passed
     assert on_delta(scope, mutated) == expected
+
+
+@pytest.mark.parametrize("twice", [_base_claim_twice, _base_claim_again_equal])
+def test_a_claim_listed_twice_is_judged_by_the_whole_gate(
+    child: tuple[GenerationRequest, Output],
+    monkeypatch: pytest.MonkeyPatch,
+    twice: Callable[[Output], Output],
+) -> None:
+    """Two claims with one identity leave no claim record to build on: no delta."""
+    scope, output = child
+    mutated = twice(output)
+    expected = whole(scope, mutated)
+    runs = whole_gate_runs(monkeypatch)
+    assert on_delta(scope, mutated) == expected
+    assert runs == [1]
 
 
 def test_the_base_events_must_be_the_ones_judged(

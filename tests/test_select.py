@@ -127,12 +127,32 @@ def test_growing_selections_say_what_a_whole_selection_says(
     every_op = data.draw(operations(count))
     policy = data.draw(st.sampled_from((DEFAULT_POLICY, TrustPolicy(frozenset({"x"})))))
     recorded = 0  # operations are recorded as events arrive: each run reads a longer prefix
+    ops = every_op[:0]
     for end in sorted({min(c, count) for c in cuts} | {count}):
         high_water = data.draw(st.integers(end - 1, end))
-        recorded = data.draw(st.integers(recorded, len(every_op)))
-        ops = every_op[:recorded]
+        more = data.draw(st.integers(recorded, len(every_op)))
+        if more != recorded:  # else the very same operations, as a worker's read keeps them
+            recorded, ops = more, every_op[:more]
         got = select(events[:end], ops, high_water, policy)
         assert got == whole(events[:end], ops, high_water, policy)
+        assert got.ids == tuple(e.id for e in got.events)
+        assert got.new_events == tuple(e for e in got.events if e.seq > 0)
+
+
+def test_a_conflict_completed_by_a_later_event_is_among_the_conflicts() -> None:
+    """Under the very same operations, an event chosen later (past the last high water)
+    completes a conflict the fold already holds: the last run's conflicts are not kept."""
+    events = [event(n) for n in range(1, 6)]
+    ops = (
+        Operation(op_seq=1, kind=OpKind.CONFLICT, target="e1", other="e2", conflict_id="c-0"),
+        Operation(op_seq=2, kind=OpKind.CONFLICT, target="e2", other="e5", conflict_id="c-1"),
+    )
+    first = select(events, ops, 4)
+    assert [c.id for c in first.conflicts] == ["c-0"]
+    assert select(events, ops, 4).conflicts is first.conflicts  # nothing new: the same
+    later = select(events, ops, 5)
+    assert [c.id for c in later.conflicts] == ["c-0", "c-1"]
+    assert later == whole(events, ops, 5, DEFAULT_POLICY)
 
 
 def test_a_tail_older_than_the_events_before_it_is_placed_in_seq_order() -> None:

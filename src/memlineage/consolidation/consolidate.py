@@ -21,10 +21,11 @@ from memlineage.consolidation.generators.deterministic import DeterministicGener
 from memlineage.consolidation.render import render_summary
 from memlineage.consolidation.select import Selection, carries_over, root_of, select
 from memlineage.errors import BadInput, NotFound
-from memlineage.meaning import extract
+from memlineage.meaning import caches, extract
 from memlineage.model import (
     Artifact,
     ArtifactStatus,
+    Conflict,
     Event,
     Item,
     Manifest,
@@ -188,16 +189,16 @@ def _build(
         parent, selection = None, replace(selection, parent_covers_through=0)
     extracted = extract.extract_with_stored(selection.events, selection.conflicts, read.items)
     items = extracted.items
-    open_items = extract.expected_open_items(selection.events)
+    open_items = extracted.open_items
     manifest = Manifest(
         artifact_id=new_artifact_id(subject, head.clock.high_water),
         subject=subject,
         new_covers_through=head.clock.high_water,
         input_epoch=head.clock.epoch,
         expected_alias=head.alias,
-        input_ids=tuple(e.id for e in selection.events),
+        input_ids=selection.ids,
         input_root=root_of(selection),
-        expected_conflicts=tuple(sorted(c.id for c in selection.conflicts)),
+        expected_conflicts=_sorted_ids(selection.conflicts),
         selector_version=selection.selector_version,
         prompt_version=generator.prompt_version,
         model_snapshot=generator.model_snapshot,
@@ -226,6 +227,14 @@ def _build(
         manifest, generated, lambda: new_artifact_id(subject, head.clock.high_water)
     )
     return Built(tuple(written), selection, tuple(items), tuple(extracted.unstored))
+
+
+def _ids_sorted(conflicts: Sequence[Conflict]) -> tuple[str, ...]:
+    return tuple(sorted(c.id for c in conflicts))
+
+
+#: the manifest's ``expectedConflicts``: the last run's, when handed its very conflicts
+_sorted_ids = caches.ByIdentity(_ids_sorted)
 
 
 def _parent(head: Head, budget: int | None) -> Artifact | None:

@@ -9,7 +9,7 @@ event id.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from memlineage.consolidation.parts import event_parts, shown_text
@@ -361,7 +361,7 @@ def _check_statements(
 
 
 def _check_statement_lineage(
-    name: str, statement: Statement, events: dict[str, Event], claim_keys: set[str]
+    name: str, statement: Statement, events: dict[str, Event], claim_keys: Collection[str]
 ) -> list[GateFailure]:
     failures = []
     if not statement.derived_from:
@@ -411,7 +411,11 @@ class _Carried:
     """
 
     def __init__(
-        self, claims: Sequence[Claim], items: Sequence[Item], *, keys: set[str] | None = None
+        self,
+        claims: Sequence[Claim],
+        items: Sequence[Item],
+        *,
+        keys: Collection[str] | None = None,
     ) -> None:
         """``keys``: every claim key of the output, when ``claims`` are only some of its
         claims (gate_delta: those of the events it checks)."""
@@ -434,7 +438,7 @@ class _Carried:
                     shallow[source].update(values)
                 else:
                     by_source[source], shallow[source] = [claim], set(values)
-        self.keys: set[str] = {claim.key for claim in claims} if keys is None else keys
+        self.keys: Collection[str] = {claim.key for claim in claims} if keys is None else keys
         self.cited: set[str] = set(by_source)  # every event a claim derives from
         items_of, item_values = self.items, self.item_values
         for item in items:
@@ -657,8 +661,20 @@ def _check_coverage(
     stated: set[str] = set()
     for statement in output.statements:
         stated.update(statement.derived_from)
-    cold = set(output.cold)
     sides = {side for conflict in unresolved for side in (conflict.a, conflict.b)}
+    return coverage_failures(carried, sides, open_items, stated, set(output.cold), selection)
+
+
+def coverage_failures(
+    carried: _Carried,
+    sides: Collection[str],
+    open_items: Sequence[str],
+    stated: Collection[str],
+    cold: Collection[str],
+    selection: Sequence[Event],
+) -> list[GateFailure]:
+    """``_check_coverage`` of ``selection`` given the events the statements cite, the
+    cold ids and the unresolved conflicts' sides (the gate on a delta has them)."""
     opened = set(open_items)
     failures = []
     for event in selection:

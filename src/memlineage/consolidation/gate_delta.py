@@ -22,16 +22,21 @@ does not fit (a base claim removed or narrowed, another conflict, a failure),
 from __future__ import annotations
 
 import functools
+import operator
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import repeat
 from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from memlineage.consolidation import gate
 from memlineage.consolidation.unit_checks import check_event_units
 from memlineage.meaning import caches
-from memlineage.meaning.extract import trailing_conflict_items
+from memlineage.meaning.extract import conflict_items_start
 from memlineage.model import (
     Claim,
     Conflict,
@@ -80,20 +85,33 @@ class Judged:
         return {e.id: e for e in self.selection}
 
     @functools.cached_property
-    def claims(self) -> dict[ClaimIdentity, tuple[str, ...]] | None:
-        """Identity -> sources; None when two claims share an identity (no delta then)."""
-        found = {claim_identity(c): c.derived_from for c in self.output.claims}
+    def claims(self) -> dict[ClaimIdentity, Claim] | None:
+        """Each claim by its identity; None when two share one (no delta then)."""
+        found = {claim_identity(c): c for c in self.output.claims}
         return found if len(found) == len(self.output.claims) else None
 
     @functools.cached_property
-    def claim_objects(self) -> dict[int, ClaimIdentity]:
-        """Each claim object's identity (the record holds the output, so the ids stay
-        its claims'): a child carrying the very object needs no identity built again."""
-        return {id(c): claim_identity(c) for c in self.output.claims}
+    def claim_positions(self) -> dict[int, int]:
+        """Where each claim object is (the record holds the output, so the ids stay its
+        claims'): a child carrying the very object is found without its identity."""
+        return _positions_of(self.output.claims)
 
     @functools.cached_property
-    def keys(self) -> set[str]:
-        return {c.key for c in self.output.claims}
+    def statement_positions(self) -> dict[int, int]:
+        return _positions_of(self.output.statements)
+
+    @functools.cached_property
+    def claims_by_key(self) -> dict[str, list[Claim]]:
+        """Claims by key; a child's also holds the base's claims it grew (read it through
+        ``claim_positions``, which names only its own)."""
+        found: dict[str, list[Claim]] = {}
+        for claim in self.output.claims:
+            found.setdefault(claim.key, []).append(claim)
+        return found
+
+    @property
+    def keys(self) -> Collection[str]:
+        return self.claims_by_key.keys()
 
     @functools.cached_property
     def claims_by_source(self) -> dict[str, list[Claim]]:
@@ -115,6 +133,14 @@ class Judged:
         return frozenset(self.output.statements)
 
     @functools.cached_property
+    def statements_by_source(self) -> dict[str, list[Statement]]:
+        found: dict[str, list[Statement]] = {}
+        for statement in self.output.statements:
+            for source in statement.derived_from:
+                found.setdefault(source, []).append(statement)
+        return found
+
+    @functools.cached_property
     def stated(self) -> frozenset[str]:
         stated: set[str] = set()
         for statement in self.output.statements:
@@ -124,6 +150,17 @@ class Judged:
     @functools.cached_property
     def cold(self) -> frozenset[str]:
         return frozenset(self.output.cold)
+
+
+def _positions_of(entries: Sequence[object]) -> dict[int, int]:
+    return dict(zip(map(id, entries), range(len(entries)), strict=True))
+
+
+def _found(entries: Sequence[object], positions: dict[int, int]) -> npt.NDArray[np.int64]:
+    """Where each of ``entries`` is among a record's by object, -1 where it is not: one
+    C-level pass, so carrying 93,000 claims costs no Python loop over them."""
+    found = map(positions.get, map(id, entries), repeat(-1))
+    return np.fromiter(found, dtype=np.int64, count=len(entries))
 
 
 _judged: OrderedDict[int, Judged] = OrderedDict()
@@ -185,14 +222,39 @@ def _judged_whole(
         selection,
         [e.id for e in selection],
         [e.hash for e in selection],
-        list(items[: len(items) - trailing_conflict_items(items)]),
-        _identities(c for c in conflicts if not c.resolved),
+        list(items[: conflict_items_start(items, conflicts)]),
+        _unresolved(conflicts).identities,
         frozenset(open_items),
     )
 
 
-def _identities(unresolved: Iterable[Conflict]) -> frozenset[ConflictIdentity]:
-    return frozenset((c.id, c.a, c.b, c.key) for c in unresolved)
+@dataclass(frozen=True)
+class _Unresolved:
+    """What the gate on a delta reads of the unresolved conflicts."""
+
+    conflicts: tuple[Conflict, ...]
+    identities: frozenset[ConflictIdentity]
+    by_side: dict[str, list[int]]  # event id -> positions of the conflicts it is a side of
+
+    def touching(self, events: Iterable[str]) -> list[Conflict]:
+        """The conflicts with a side among ``events``, in order."""
+        found = {at for e in events for at in self.by_side.get(e, ())}
+        return [self.conflicts[at] for at in sorted(found)]
+
+
+def _unresolved_of(conflicts: Sequence[Conflict]) -> _Unresolved:
+    unresolved = tuple(c for c in conflicts if not c.resolved)
+    by_side: dict[str, list[int]] = {}
+    for at, conflict in enumerate(unresolved):
+        by_side.setdefault(conflict.a, []).append(at)
+        if conflict.b != conflict.a:
+            by_side.setdefault(conflict.b, []).append(at)
+    identities = frozenset((c.id, c.a, c.b, c.key) for c in unresolved)
+    return _Unresolved(unresolved, identities, by_side)
+
+
+#: found by identity: after a quiet tail a run is handed the last run's very conflicts
+_unresolved = caches.ByIdentity(_unresolved_of)
 
 
 def _items_of_conflicts(items: Sequence[Item], conflict_ids: set[str]) -> list[Item]:
@@ -206,6 +268,8 @@ def _items_of_conflicts(items: Sequence[Item], conflict_ids: set[str]) -> list[I
 def _marks_only_new(judged: Judged, unresolved: frozenset[ConflictIdentity]) -> bool:
     """Whether the base's events stand in the same conflicts as when it was judged: each of
     its conflicts still stands, and each new one has both sides among the tail's events."""
+    if unresolved is judged.unresolved:
+        return True
     if not judged.unresolved <= unresolved:
         return False
     events = judged.events
@@ -225,7 +289,7 @@ class _Delta:
     new_conflicts: set[str]  # those the base did not have (both sides in the tail)
     conflict_items: list[Item]  # theirs (the base's were checked on the base)
     open_items: list[str]
-    unresolved: list[Conflict]
+    unresolved: _Unresolved
     claims: list[Claim]  # added or grown
     statements: list[Statement]  # not among the base's
     removed: frozenset[Statement]  # the base's, no longer shown
@@ -262,13 +326,16 @@ def _delta(
     """The delta, or None when the output is no delta of the base (judge it whole)."""
     count = len(judged.event_ids)
     base_events = selection[:count]
-    if len(base_events) != count or [e.id for e in base_events] != judged.event_ids:
+    if len(base_events) != count:
         return None
-    if [e.hash for e in base_events] != judged.event_hashes:
-        return None
+    if not all(map(operator.is_, base_events, judged.selection)):  # else read each one
+        if [e.id for e in base_events] != judged.event_ids:
+            return None
+        if [e.hash for e in base_events] != judged.event_hashes:
+            return None
     known = len(judged.event_items)
-    unresolved = [c for c in conflicts if not c.resolved]
-    identities = _identities(unresolved)
+    unresolved = _unresolved(conflicts)
+    identities = unresolved.identities
     if list(items[:known]) != judged.event_items or not _marks_only_new(judged, identities):
         return None
     tail = list(selection[count:])
@@ -278,14 +345,20 @@ def _delta(
     claims = _changed_claims(judged, output.claims)
     if claims is None:
         return None
-    changed, claim_identities, objects = claims
-    end = len(items) - trailing_conflict_items(items, known)
+    changed, by_identity = claims
+    end = conflict_items_start(items, conflicts, known)
     tail_items = list(items[known:end])
     if any(item.kind == gate.CONFLICT_KIND for item in tail_items):
         return None  # not the shape extract_items gives
-    child = _child(judged, output, selection, tail, tail_items, opened, changed, claim_identities)
-    child.claim_objects = objects
+    child = _child(judged, output, selection, tail, tail_items, opened, changed, by_identity)
     child.unresolved = identities
+    statements = _changed_statements(judged, output)
+    child.statements, child.stated = statements.shown, statements.stated
+    if not statements.removed:  # else built whole when the next run reads it
+        child.statements_by_source = _added(
+            judged.statements_by_source,
+            ((source, s) for s in statements.added for source in s.derived_from),
+        )
     new_conflicts = {c[0] for c in identities - judged.unresolved}
     return _Delta(
         tail,
@@ -295,7 +368,8 @@ def _delta(
         list(open_items),
         unresolved,
         changed,
-        *_changed_statements(judged, child),
+        statements.added,
+        statements.removed,
         child,
     )
 
@@ -308,7 +382,7 @@ def _child(
     tail_items: list[Item],
     opened: frozenset[str],
     changed: list[Claim],
-    identities: dict[ClaimIdentity, tuple[str, ...]],
+    by_identity: dict[ClaimIdentity, Claim],
 ) -> Judged:
     """The child's record, its lookups made from the base's (C-level copies) and the delta.
 
@@ -323,11 +397,11 @@ def _child(
         judged.unresolved,
         opened,
     )
-    child.claims = identities
+    child.claims = by_identity
     events = dict(judged.events)
     events.update((e.id, e) for e in tail)
     child.events = events
-    child.keys = judged.keys.union(c.key for c in changed)
+    child.claims_by_key = _added(judged.claims_by_key, ((c.key, c) for c in changed))
     child.claims_by_source = _added(
         judged.claims_by_source, ((s, c) for c in changed for s in c.derived_from)
     )
@@ -346,53 +420,73 @@ def _added(found: dict[str, list[T]], pairs: Iterable[tuple[str, T]]) -> dict[st
 
 def _changed_claims(
     judged: Judged, claims: Sequence[Claim]
-) -> tuple[list[Claim], dict[ClaimIdentity, tuple[str, ...]], dict[int, ClaimIdentity]] | None:
-    """The output's claims that are not the base's unchanged, every claim by identity
-    and each claim object's identity; None when a base claim is removed or narrowed (a
-    statement citing its sources could lose its support unseen) or two claims share an
-    identity."""
+) -> tuple[list[Claim], dict[ClaimIdentity, Claim]] | None:
+    """The output's claims that are not the base's unchanged, and every claim by identity;
+    None when a base claim is removed or narrowed (a statement citing its sources could
+    lose its support unseen) or two claims share an identity.
+
+    The base's very objects are found by position, all at once; only the others (the
+    tail's claims, grown ones, equal ones parsed again) are read one by one."""
     base = judged.claims
     if base is None:
         return None
-    known = judged.claim_objects
+    found = _found(claims, judged.claim_positions)
+    counts = np.bincount(found[found >= 0], minlength=len(judged.output.claims))
+    if counts.size and int(counts.max()) > 1:
+        return None  # one base claim twice
     changed: list[Claim] = []
-    kept = 0
-    seen: dict[ClaimIdentity, tuple[str, ...]] = {}
-    objects: dict[int, ClaimIdentity] = {}
-    for claim in claims:
-        identity = known.get(id(claim))  # the base's very object: the base's claim
-        carried = identity is not None
-        if identity is None:
-            identity = claim_identity(claim)
-        if identity in seen:
-            return None
-        seen[identity] = claim.derived_from
-        objects[id(claim)] = identity
-        if carried:
-            kept += 1
-            continue
-        sources = base.get(identity)
-        if sources is None:
+    others: dict[ClaimIdentity, Claim] = {}
+    kept = int(counts.sum())
+    for at in np.flatnonzero(found < 0).tolist():
+        claim = claims[at]
+        identity = claim_identity(claim)
+        was = base.get(identity)
+        if identity in others or (was is not None and counts[judged.claim_positions[id(was)]]):
+            return None  # two claims, one identity
+        others[identity] = claim
+        if was is None:
             changed.append(claim)
             continue
-        if sources != claim.derived_from:
-            if not set(sources) <= set(claim.derived_from):
+        kept += 1
+        if was.derived_from != claim.derived_from:
+            if not set(was.derived_from) <= set(claim.derived_from):
                 return None
             changed.append(claim)
-        kept += 1
-    return (changed, seen, objects) if kept == len(base) else None
+    if kept != len(base):
+        return None
+    every = dict(base)
+    every.update(others)
+    return changed, every
 
 
-def _changed_statements(
-    judged: Judged, child: Judged
-) -> tuple[list[Statement], frozenset[Statement]]:
-    """Statements added, and the base's no longer shown (compared whole, each hashed once;
-    their order matters to no check's verdict: a failure is reported by the whole gate)."""
-    shown, before = child.statements, judged.statements
-    added = shown - before
-    if len(shown) - len(added) == len(before):  # every base statement is still shown
-        return list(added), frozenset()
-    return list(added), before - shown
+@dataclass(frozen=True)
+class _Statements:
+    """The child's statements against the base's."""
+
+    added: list[Statement]  # not among the base's
+    removed: frozenset[Statement]  # the base's, no longer shown
+    shown: frozenset[Statement]
+    stated: frozenset[str]  # the events they cite
+
+
+def _changed_statements(judged: Judged, output: Output) -> _Statements:
+    """Statements added, and the base's no longer shown (compared whole; their order
+    matters to no check's verdict: a failure is reported by the whole gate).
+
+    The base's very objects are found by position; only the others are hashed. When a
+    base statement is not shown by object, every statement is compared whole."""
+    shown, before = output.statements, judged.statements
+    found = _found(shown, judged.statement_positions)
+    hits = found[found >= 0]
+    if np.unique(hits).size == hits.size == len(before) == len(judged.output.statements):
+        others = (shown[at] for at in np.flatnonzero(found < 0).tolist())
+        added = list(dict.fromkeys(s for s in others if s not in before))
+        stated = judged.stated.union(*(s.derived_from for s in added))
+        return _Statements(added, frozenset(), before.union(added), stated)
+    every = frozenset(shown)
+    added = list(dict.fromkeys(s for s in shown if s not in before))
+    stated = frozenset(source for s in every for source in s.derived_from)
+    return _Statements(added, before - every, every, stated)
 
 
 def _delta_failures(delta: _Delta, judged: Judged) -> list[GateFailure]:
@@ -408,24 +502,32 @@ def _delta_failures(delta: _Delta, judged: Judged) -> list[GateFailure]:
         needed.update(claim.derived_from)
     needed.intersection_update(events)
     # only conflicts with a side among the events read: every check asks by event
-    conflicts = [c for c in delta.unresolved if c.a in needed or c.b in needed]
+    conflicts = delta.unresolved.touching(needed)
     own_items = [item for source in needed for item in child.items_by_source.get(source, ())]
     own_items += [item for item in delta.conflict_items if item.source in needed]  # support
     claims = {id(c): c for s in needed for c in child.claims_by_source.get(s, ())}
     carried = gate._Carried(list(claims.values()), own_items, keys=child.keys)
     failures = _claim_and_item_failures(delta, events, conflicts, needed, own_items)
     if delta.new_conflicts or output.unresolved_conflicts != judged.output.unresolved_conflicts:
-        failures += gate._check_conflict_set(delta.unresolved, output.unresolved_conflicts)
-    failures += gate._check_open_items(delta.open_items, output, events)
+        failures += gate._check_conflict_set(
+            delta.unresolved.conflicts, output.unresolved_conflicts
+        )
+    # a carried cold id names a base event: only the ones added can name another
+    added_cold = replace(output, cold=tuple(sorted(child.cold - judged.cold)))
+    failures += gate._check_open_items(delta.open_items, added_cold, events)
     if delta.statements:
         changed = replace(output, statements=tuple(delta.statements))
         cited = {s: events[s] for st in delta.statements for s in st.derived_from if s in events}
         failures += gate._check_statements(changed, events, conflicts, carried)
         failures += gate._check_statement_fields(changed, cited, carried, delta.open_items)
-    touching = [s for s in output.statements if not moved.isdisjoint(s.derived_from)]
+    by_source = child.statements_by_source
+    touching = dict.fromkeys(s for e in sorted(moved) for s in by_source.get(e, ()))
     failures += check_event_units(replace(output, statements=tuple(touching)), events)
     placed = [events[e] for e in sorted(moved.union(e.id for e in delta.tail))]
-    failures += gate._check_coverage(carried, conflicts, delta.open_items, output, placed)
+    sides = delta.unresolved.by_side
+    failures += gate.coverage_failures(
+        carried, sides, delta.open_items, child.stated, child.cold, placed
+    )
     return failures
 
 
@@ -440,7 +542,10 @@ def _claim_and_item_failures(
     reading = [events[e] for e in needed]  # every source of a changed claim among them
     failures = gate._check_claims(delta.claims, events, own_items, conflicts, reading)
     checked = delta.tail_items + delta.conflict_items
-    keys = {item.key for item in checked}
-    index = gate._ClaimIndex.build(c for c in delta.child.output.claims if c.key in keys)
+    child = delta.child
+    own = child.claim_positions
+    keys = sorted({item.key for item in checked})
+    found = [c for k in keys for c in child.claims_by_key.get(k, ()) if id(c) in own]
+    index = gate._ClaimIndex.build(sorted(found, key=lambda c: own[id(c)]))
     failures += gate._check_items(checked, index, {c.id: c for c in conflicts})
     return failures

@@ -7,6 +7,7 @@ stay valid.
 
 from __future__ import annotations
 
+import bisect
 import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +45,22 @@ class Selection:
     @property
     def new_events(self) -> tuple[Event, ...]:
         """The selected events after the parent's coverage: what an incremental run reads."""
-        return tuple(e for e in self.events if e.seq > self.parent_covers_through)
+        start = bisect.bisect_right(self.events, self.parent_covers_through, key=_seq)
+        return self.events[start:]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The selected events' ids, in order (kept by the selection it was read from)."""
+        source = self.source
+        if source is not None and len(source.chosen_ids) >= len(self.events):
+            ids = tuple(source.chosen_ids[: len(self.events)])
+            if not self.events or ids[-1] == self.events[-1].id:
+                return ids
+        return tuple(e.id for e in self.events)
+
+
+def _seq(event: Event) -> int:
+    return event.seq
 
 
 def select(
@@ -63,14 +79,15 @@ def select(
     last = _last.take(subject)
     if last is None or not last.adopts(candidates, ops, policy):
         folded = fold_operations(ops, policy)
-        last = _Selected(ops, policy, folded, [], [], set(), set(), _last_op(ops))
+        last = _Selected(ops, policy, folded, [], [], [], set(), set(), _last_op(ops))
     last.add(candidates[len(last.candidates) :])
     _last.keep(subject, last)
-    ids = last.ids
-    conflicts = tuple(c for c in last.folded.unresolved if c.a in ids and c.b in ids)
-    chosen = tuple(last.chosen)
     return Selection(
-        chosen, conflicts, high_water, parent_covers_through=parent_covers_through, source=last
+        tuple(last.chosen),
+        last.unresolved_among_chosen(),
+        high_water,
+        parent_covers_through=parent_covers_through,
+        source=last,
     )
 
 
@@ -110,12 +127,19 @@ class _Selected:
     folded: Folded
     candidates: list[Event]
     chosen: list[Event]  # the valid ones, in seq order
+    chosen_ids: list[str]  # theirs
     ids: set[str]
     candidate_ids: set[str]
     last_op: int  # the largest op_seq among the operations
     top: int = -(2**63)  # the largest seq among the candidates
     roots: tuple[tuple[str, int], ...] = ()  # (input root, chosen events), the last ones
     root_state: RootState | None = None  # what the last root hashed, to hash on from
+    # the unresolved conflicts among the chosen, the fold and chosen events they were
+    # found for, and that fold's unresolved conflicts by side (built when first reused)
+    conflicts: tuple[Conflict, ...] = ()
+    conflicts_fold: Folded | None = None
+    conflicts_through: int = 0
+    by_side: dict[str, list[Conflict]] | None = None
 
     def adopts(
         self, candidates: list[Event], ops: Sequence[Operation], policy: TrustPolicy
@@ -156,13 +180,41 @@ class _Selected:
                 return None
         return fold_operations(ops[known:], self.policy, after=self.folded)
 
+    def unresolved_among_chosen(self) -> tuple[Conflict, ...]:
+        """The fold's unresolved conflicts with both sides chosen, in the fold's order.
+
+        The very same tuple as the last run's while the fold is the same and no event
+        chosen since completes one (a quiet tail): what is derived from it later in the
+        run is then found by identity (``caches.ByIdentity``), not rebuilt per conflict."""
+        ids, folded = self.ids, self.folded
+        if self.conflicts_fold is folded:
+            if self.by_side is None:
+                self.by_side = _unresolved_by_side(folded)
+            by_side, new = self.by_side, self.chosen[self.conflicts_through :]
+            sides = (c for e in new for c in by_side.get(e.id, ()))
+            if not any(c.a in ids and c.b in ids for c in sides):
+                self.conflicts_through = len(self.chosen)
+                return self.conflicts
+        self.conflicts = tuple(c for c in folded.unresolved if c.a in ids and c.b in ids)
+        self.conflicts_fold, self.conflicts_through, self.by_side = folded, len(self.chosen), None
+        return self.conflicts
+
     def add(self, tail: list[Event]) -> None:
         valid = sorted((e for e in tail if self.folded.is_valid(e)), key=lambda e: e.seq)
         self.candidates.extend(tail)
         self.candidate_ids.update(e.id for e in tail)
         self.chosen.extend(valid)
+        self.chosen_ids.extend(e.id for e in valid)
         self.ids.update(e.id for e in valid)
         self.top = max((e.seq for e in tail), default=self.top)
+
+
+def _unresolved_by_side(folded: Folded) -> dict[str, list[Conflict]]:
+    found: dict[str, list[Conflict]] = {}
+    for conflict in folded.unresolved:
+        found.setdefault(conflict.a, []).append(conflict)
+        found.setdefault(conflict.b, []).append(conflict)
+    return found
 
 
 def _last_op(ops: Sequence[Operation]) -> int:

@@ -73,3 +73,40 @@ class LastPerKey(Generic[K, V]):
     def clear(self) -> None:
         with self._lock:
             self._values.clear()
+
+
+A = TypeVar("A")
+
+
+class ByIdentity(Generic[A, V]):
+    """``derive(arg)`` remembered for the last ``kept`` arguments, found by identity.
+
+    For what a run derives from a large immutable value that the next run is handed
+    again as the very same object (a subject's unresolved conflicts while no operation
+    was recorded): the derivation then costs nothing, where a cache by equality would
+    hash or compare the whole value. Only tuples are remembered (a list could change
+    under its id); the argument is held, so its id is never reused while it is
+    remembered. Registered: :func:`clear_all` empties it."""
+
+    def __init__(self, derive: Callable[[A], V], kept: int = 4) -> None:
+        self._derive = derive
+        self._kept = kept
+        self._values: list[tuple[A, V]] = []
+        self._lock = threading.Lock()
+        register(self.clear)
+
+    def __call__(self, arg: A) -> V:
+        if type(arg) is not tuple:
+            return self._derive(arg)
+        with self._lock:
+            for held, value in self._values:
+                if held is arg:
+                    return value
+        value = self._derive(arg)
+        with self._lock:
+            self._values = [(arg, value), *self._values[: self._kept - 1]]
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values = []

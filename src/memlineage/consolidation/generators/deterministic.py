@@ -49,7 +49,7 @@ from memlineage.consolidation.render import (
 )
 from memlineage.meaning import caches
 from memlineage.meaning.binding import binding_reasons, is_binding, shown_kind
-from memlineage.meaning.extract import ITEM_CACHE_SIZE, trailing_conflict_items
+from memlineage.meaning.extract import ITEM_CACHE_SIZE, conflict_items_start
 from memlineage.meaning.values import Canonical, canonical
 from memlineage.model import Claim, Conflict, Event, Item, Output, Statement
 from memlineage.tokens import Tokenizer, default_tokenizer, exceeds
@@ -92,13 +92,9 @@ class DeterministicGenerator:
     def output(self, request: GenerationRequest) -> Output:
         """``generate``'s output as typed objects: what parsing its JSON gives (a test
         holds it), without the round trip (consolidation gates it as it is)."""
-        unresolved = sorted((c for c in request.conflicts if not c.resolved), key=lambda c: c.id)
-        side_of: dict[str, str] = {}
-        for conflict in unresolved:  # sorted by id: an event's first conflict marks it
-            side_of.setdefault(conflict.a, conflict.id)
-            side_of.setdefault(conflict.b, conflict.id)
-        sides = {c.id: (c.a, c.b) for c in unresolved}
-        built = _built_for(request, unresolved, sides, side_of)
+        views = _conflict_views(request.conflicts)
+        sides, side_of = views.sides, views.side_of
+        built = _built_for(request, views)
         conflict_items = request.items[len(built.items) :]
         claims = built.claims_with(conflict_items, sides, side_of)
         units = built.units()
@@ -110,7 +106,7 @@ class DeterministicGenerator:
         return Output(
             claims=tuple(claims),
             open_items=tuple(request.open_items),
-            unresolved_conflicts=tuple(c.id for c in unresolved),
+            unresolved_conflicts=views.ids,
             cold=tuple(e.id for e in request.events if e.id not in stated),
             statements=statements,
         )
@@ -204,7 +200,7 @@ class _Built:
             return None
         if {i for i in request.open_items if i in self.ids} != self.open_ids:
             return None  # an old task closed (or opened): its group's binding may differ
-        end = len(request.items) - trailing_conflict_items(request.items, read)
+        end = conflict_items_start(request.items, request.conflicts, read)
         items = request.items[read:end]
         if any(item.kind != CONFLICT_KIND and item.source in self.ids for item in items):
             return None  # a new item of an old event: not the shape extraction gives
@@ -381,19 +377,39 @@ _builds: caches.LastPerKey[str, _Built] = caches.LastPerKey(
 forget_builds = _builds.clear  # what a new process starts with: every run builds whole
 
 
-def _built_for(
-    request: GenerationRequest,
-    unresolved: Sequence[Conflict],
-    sides: dict[str, tuple[str, str]],
-    side_of: dict[str, str],
-) -> _Built:
-    """The subject's last build extended by this request's tail, or a whole build."""
+@dataclass(frozen=True)
+class _ConflictViews:
+    """What the generator reads of the unresolved conflicts."""
+
+    ids: tuple[str, ...]  # of the unresolved, sorted
+    sides: dict[str, tuple[str, str]]  # conflict id -> its sides
+    side_of: dict[str, str]  # event id -> its first conflict by id
+    identities: frozenset[tuple[str, str, str]]
+
+
+def _views_of(conflicts: Sequence[Conflict]) -> _ConflictViews:
+    unresolved = sorted((c for c in conflicts if not c.resolved), key=lambda c: c.id)
+    side_of: dict[str, str] = {}
+    for conflict in unresolved:  # sorted by id: an event's first conflict marks it
+        side_of.setdefault(conflict.a, conflict.id)
+        side_of.setdefault(conflict.b, conflict.id)
+    sides = {c.id: (c.a, c.b) for c in unresolved}
     identities = frozenset((c.id, c.a, c.b) for c in unresolved)
+    return _ConflictViews(tuple(c.id for c in unresolved), sides, side_of, identities)
+
+
+#: found by identity: after a quiet tail a run is handed the last run's very conflicts
+_conflict_views = caches.ByIdentity(_views_of)
+
+
+def _built_for(request: GenerationRequest, views: _ConflictViews) -> _Built:
+    """The subject's last build extended by this request's tail, or a whole build."""
+    identities, sides, side_of = views.identities, views.sides, views.side_of
     built = _builds.take(request.subject)
     tail = built.tail_of(request, identities) if built is not None else None
     if built is None or tail is None:
         built = _Built(unresolved=identities)
-        end = len(request.items) - trailing_conflict_items(request.items)
+        end = conflict_items_start(request.items, request.conflicts)
         tail = request.events, request.items[:end]
     built.extend(*tail, request, sides, side_of)
     built.unresolved = identities

@@ -76,6 +76,17 @@ class Extracted:
     #: each event this call extracted (not found in ``stored``, nor reused from this
     #: subject's last call, whose caller had them stored), with its items
     unstored: list[tuple[Event, tuple[Item, ...]]]
+    #: ``expected_open_items`` of the events
+    open_items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What a subject's last call read and found."""
+
+    events: list[Event]
+    items: list[Item]  # the events' (no conflicts')
+    open_items: list[str]
 
 
 def extract_with_stored(
@@ -84,23 +95,43 @@ def extract_with_stored(
     stored: Mapping[int, tuple[Item, ...]],
 ) -> Extracted:
     """``extract_items`` taking each event's items from ``stored`` (seq -> items, as
-    the store kept them under these rules) where they are, extracting the others."""
+    the store kept them under these rules) where they are, extracting the others; and
+    the events' open items."""
     subject = events[0].subject if events else ""
     last = _last.take(subject)
-    if last is not None and len(last[0]) <= len(events) and list(events[: len(last[0])]) == last[0]:
-        known, items = last[0], list(last[1])
-    else:
-        known, items = [], []
+    if last is None or len(last.events) > len(events) or not _same_prefix(events, last.events):
+        last = _Read([], [], [])
+    items, open_items = list(last.items), list(last.open_items)
     unstored: list[tuple[Event, tuple[Item, ...]]] = []
-    for event in events[len(known) :]:
+    for event in events[len(last.events) :]:
         found = stored.get(event.seq)
         if found is None:
             found = cached_event_items(event)
             unstored.append((event, found))
         items.extend(found)
-    _last.keep(subject, (list(events), list(items)))
-    items.extend(conflict_item(c) for c in conflicts if not c.resolved)
-    return Extracted(items, unstored)
+        if is_open_item(event):
+            open_items.append(event.id)
+    _last.keep(subject, _Read(list(events), list(items), open_items))
+    items.extend(conflict_items(conflicts))
+    return Extracted(items, unstored, tuple(open_items))
+
+
+def _same_prefix(events: Sequence[Event], known: list[Event]) -> bool:
+    return list(events[: len(known)]) == known
+
+
+def conflict_items_start(
+    items: Sequence[Item], conflicts: Sequence[Conflict], start: int = 0
+) -> int:
+    """Where the trailing conflicts' items begin in ``items`` (not before ``start``):
+    ``len(items) - trailing_conflict_items(items, start)``, found without reading them
+    one by one when ``items`` ends with ``conflicts``' very items (what extraction gives)."""
+    theirs = conflict_items(conflicts)
+    end = len(items) - len(theirs)
+    fits = end >= start and tuple(items[end:]) == theirs
+    if fits and (end == start or items[end - 1].kind != "conflict"):
+        return end
+    return len(items) - trailing_conflict_items(items, start)
 
 
 def trailing_conflict_items(items: Sequence[Item], start: int = 0) -> int:
@@ -134,8 +165,8 @@ ITEM_CACHE_SIZE = 1 << 18
 # the same events plus a tail, and the items of one event depend on it alone, so
 # the items of an equal prefix are the ones found last time (compared by identity
 # first: a subject's events are the same objects from one run to the next).
-_last: caches.LastPerKey[str, tuple[list[Event], list[Item]]] = caches.LastPerKey(
-    lambda last: len(last[0]), ITEM_CACHE_SIZE
+_last: caches.LastPerKey[str, _Read] = caches.LastPerKey(
+    lambda last: len(last.events), ITEM_CACHE_SIZE
 )
 
 
@@ -232,6 +263,15 @@ def conflict_item(conflict: Conflict) -> Item:
 
 
 caches.register(conflict_item.cache_clear)
+
+
+def _conflict_items(conflicts: Sequence[Conflict]) -> tuple[Item, ...]:
+    return tuple(conflict_item(c) for c in conflicts if not c.resolved)
+
+
+#: the unresolved conflicts' items, in order: a subject's run after a quiet tail is
+#: handed the very same conflicts (consolidation/select.py) and reads them at no cost
+conflict_items = caches.ByIdentity(_conflict_items)
 
 
 def expected_open_items(events: Sequence[Event]) -> tuple[str, ...]:

@@ -387,7 +387,7 @@ STEPS: tuple[tuple[str, object, str], ...] = (
     ("built-in generator", DeterministicGenerator, "output"),
     ("parse the output (a model's)", generation.parse, "parse_output"),
     ("gate", generation.gate_delta, "check"),
-    ("budget count", consolidation, "render_summary"),
+    ("budget count", consolidation, "exceeds_budget"),
     ("write the artifact", consolidation.Built, "write"),
 )
 

@@ -65,7 +65,7 @@ def instrument(tracer: Tracer, store: PostgresStore) -> None:
     w(worker.TimeLimited, "generate", GENERATOR_PHASE)
     w(metrics, "consolidated", "metrics")
     w(consolidation, "input_root", "input root (CPU)")
-    w(consolidation, "render_summary", "render for the budget (CPU)")
+    w(consolidation, "exceeds_budget", "render for the budget (CPU)")
     w(consolidation, "default_tokenizer", "tokenizer (CPU)")
     w(generation, "artifacts", "artifacts (CPU)")
     w(consolidation, "build", "build, the rest (CPU)")

@@ -22,7 +22,7 @@ from memlineage.meaning.extract import clear_caches
 from memlineage.model import Output
 from memlineage.recall.prompt import render
 from memlineage.store import deltas
-from memlineage.store.rows import delta_text, stored_output
+from memlineage.store.rows import stored_output
 from test_stored_items import said
 
 
@@ -152,19 +152,38 @@ def test_a_list_encoded_on_a_base_applies_back_to_itself(base: list[str], child:
     assert encoded.cost <= len(child)
 
 
-def test_a_delta_document_materialises_as_the_output_it_encodes() -> None:
-    def output(cold: list[str], open_items: list[str]) -> Output:
-        return Output(claims=(), open_items=tuple(open_items), unresolved_conflicts=(),
-                      cold=tuple(cold))  # fmt: skip
+def _ids_output(cold: list[str], open_items: list[str], conflicts: list[str]) -> Output:
+    return Output(claims=(), open_items=tuple(open_items), unresolved_conflicts=tuple(conflicts),
+                  cold=tuple(cold))  # fmt: skip
 
-    base = deltas.StoredBase("summary:s:1", 3, output(["a", "b", "c"], []))
-    child = output(["a", "b", "c", "d", "a"], ["t-1"])
-    cold = deltas.encode_keys(child.cold, base.index("cold", lambda: base.output.cold),
-                              lambda i: f'"{child.cold[i]}"')  # fmt: skip
-    empty = deltas.encode_keys((), {}, str)
-    text = delta_text(base, empty, cold, empty, child)
-    assert deltas.is_delta(text) and deltas.base_of(text) == "summary:s:1"
+
+def test_a_delta_document_materialises_as_the_output_it_encodes() -> None:
+    cold, tasks, conflicts = ([f"{p}{n}" for n in range(40)] for p in ("e", "t-", "c-"))
+    base = deltas.StoredBase("summary:s:1", 3, _ids_output(cold, tasks, conflicts))
+    child = _ids_output([*cold, "e99", "e0"], [*tasks, "t-99"], [*conflicts, "c-99"])
+    text, on = stored_output(child, base)
+    assert on is base and deltas.is_delta(text) and deltas.base_of(text) == "summary:s:1"
     document: dict[str, Any] = json.loads(text)
+    assert document["cold"] == [[0, 40], "e99", [0, 1]]
+    assert document["openItems"] == [[0, 40], "t-99"]  # the base's, then one written out
+    assert document["unresolvedConflicts"] == [[0, 40], "c-99"]
+    assert deltas.materialise(document, base.output) == child
+    assert deltas.materialise_json(document, base.output.to_json()) == child.to_json()
+
+
+def test_a_delta_with_its_short_lists_written_whole_still_reads() -> None:
+    """A delta stored before open items and conflicts were encoded on the base's."""
+    base = deltas.StoredBase("summary:s:1", 3, _ids_output(["a", "b"], ["t-1"], ["c-1"]))
+    child = _ids_output(["a", "b", "d"], ["t-1", "t-2"], ["c-1", "c-2"])
+    document = {
+        "base": "summary:s:1",
+        "baseEpoch": 3,
+        "claims": [],
+        "openItems": ["t-1", "t-2"],
+        "unresolvedConflicts": ["c-1", "c-2"],
+        "cold": [[0, 2], "d"],
+        "statements": [],
+    }
     assert deltas.materialise(document, base.output) == child
     assert deltas.materialise_json(document, base.output.to_json()) == child.to_json()
 

@@ -12,17 +12,25 @@ import re
 from dataclasses import replace
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memlineage.consolidation import render
 from memlineage.consolidation.gate import check
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.parse import parse_output
-from memlineage.consolidation.render import CONTESTED_HEADER, render_lines, render_summary
+from memlineage.consolidation.render import (
+    CONTESTED_HEADER,
+    exceeds_budget,
+    render_lines,
+    render_summary,
+)
 from memlineage.meaning.extract import expected_open_items, extract_items
 from memlineage.meaning.values import canonical
 from memlineage.model import Conflict, Event, Output, Statement
+from memlineage.tokens import default_tokenizer
 from test_deterministic_generator import SETTINGS, batches, events_
 
 PROPERTIES = settings(SETTINGS, max_examples=75)
@@ -277,3 +285,37 @@ def test_the_last_summary_rendered_is_reused_only_for_equal_statements() -> None
     assert moved != first and "2024-06-01" in moved
     assert render_summary(statements, budget=10, over_budget=True).startswith(first + "\n")
     assert render_summary(statements) == first
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.sampled_from(["", " ", "ok", "The fee is 40 EUR."]), max_size=200),
+    budget=st.integers(0, 3),
+)
+def test_a_budget_decided_without_rendering_says_what_the_count_says(
+    texts: list[str], budget: int
+) -> None:
+    """The fewest characters a line can have (``- `` and a newline) decide a summary
+    of many lines over a small budget; every other one is rendered and counted."""
+    statements = [Statement(text=t, derived_from=(f"e{n}",)) for n, t in enumerate(texts)]
+    rendered = render_summary(statements)
+    assert exceeds_budget(statements, budget, default_tokenizer()) == (
+        default_tokenizer().count(rendered) > budget
+    )
+
+
+def test_a_summary_of_more_lines_than_its_budget_holds_is_not_rendered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    statements = [
+        Statement(text=f"Rack {n} is full.", derived_from=(f"e{n}",)) for n in range(9_000)
+    ]
+    rendered: list[int] = []
+
+    def counted(lines: Any) -> list[render.Line]:
+        rendered.append(1)
+        return []
+
+    monkeypatch.setattr(render, "render_lines", counted)
+    assert exceeds_budget(statements, 50, default_tokenizer())
+    assert rendered == []

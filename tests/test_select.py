@@ -229,3 +229,24 @@ def test_a_conflict_among_new_events_carries_the_parent_over() -> None:
     selecting.forget_selections()
     parent = manifest_of(select(events[:3], (), 3), 3)
     assert not carries_over(select(events, older, 5), parent)
+
+
+def test_a_conflict_dropped_and_another_recorded_is_read_from_the_new_fold() -> None:
+    """New operations that drop a resolved conflict of events not yet selected and record
+    another between them: the fold is not the last one continued, so its conflicts are
+    read again, not taken as the last run's plus what comes after them."""
+    events = [event(n) for n in range(1, 7)]
+    ops = (
+        Operation(op_seq=1, kind=OpKind.CONFLICT, target="e1", other="e2", conflict_id="c-0"),
+        Operation(op_seq=2, kind=OpKind.CONFLICT, target="e5", other="e6", conflict_id="c-1"),
+        Operation(op_seq=3, kind=OpKind.RESOLVE, target="e5", other="e5", conflict_id="c-1"),
+    )
+    select(events, ops, 4)
+    more = (
+        *ops,
+        Operation(op_seq=4, kind=OpKind.DISMISS, target="e5", conflict_id="c-1"),
+        Operation(op_seq=5, kind=OpKind.CONFLICT, target="e5", other="e6", conflict_id="c-2"),
+    )
+    later = select(events, more, 6)
+    assert [c.id for c in later.conflicts] == ["c-0", "c-2"]
+    assert later == whole(events, more, 6, DEFAULT_POLICY)

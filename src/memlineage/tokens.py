@@ -88,11 +88,18 @@ def exceeds(tokenizer: Tokenizer, text: str, budget: int) -> bool:
     characters has more than ``budget`` tokens whatever it says: a summary whose
     binding statements are far over its budget is not counted whole on every run.
     """
+    if exceeds_by_length(tokenizer, len(text), budget):
+        return True
+    return tokenizer.count(text) > budget
+
+
+def exceeds_by_length(tokenizer: Tokenizer, length: int, budget: int) -> bool:
+    """Whether a text of at least ``length`` characters has more than ``budget`` tokens
+    whatever it says (see ``exceeds``); False: it may not."""
     if isinstance(tokenizer, TiktokenTokenizer):
         longest = LONGEST_TOKEN_BYTES.get(tokenizer.name)
-        if longest is not None and len(text) > budget * longest:
-            return True
-    return tokenizer.count(text) > budget
+        return longest is not None and length > budget * longest
+    return False
 
 
 @functools.cache

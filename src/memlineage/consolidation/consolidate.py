@@ -18,7 +18,7 @@ from memlineage.consolidation import collector, generation
 from memlineage.consolidation.alias import why_not_summary
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
-from memlineage.consolidation.render import render_summary
+from memlineage.consolidation.render import exceeds_budget
 from memlineage.consolidation.select import Selection, carries_over, root_of, select
 from memlineage.errors import BadInput, NotFound
 from memlineage.meaning import caches, extract
@@ -33,7 +33,7 @@ from memlineage.model import (
 )
 from memlineage.progress import Progress, begin
 from memlineage.store.protocol import Head, Store, SubjectInput
-from memlineage.tokens import default_tokenizer, exceeds
+from memlineage.tokens import default_tokenizer
 
 
 @dataclass(frozen=True)
@@ -221,8 +221,8 @@ def _build(
     generated = generation.generate(generator, request)
     if generated.output is not None and budget is not None:
         # counted on what a reader sees; an output over budget is published whole
-        text = render_summary(generated.output.statements)
-        manifest = replace(manifest, over_budget=exceeds(default_tokenizer(), text, budget))
+        over = exceeds_budget(generated.output.statements, budget, default_tokenizer())
+        manifest = replace(manifest, over_budget=over)
     written = generation.artifacts(
         manifest, generated, lambda: new_artifact_id(subject, head.clock.high_water)
     )
@@ -234,7 +234,10 @@ def _ids_sorted(conflicts: Sequence[Conflict]) -> tuple[str, ...]:
 
 
 #: the manifest's ``expectedConflicts``: the last run's, when handed its very conflicts
-_sorted_ids = caches.ByIdentity(_ids_sorted)
+#: (and more after them)
+_sorted_ids = caches.ByIdentity(
+    _ids_sorted, lambda known, more: tuple(sorted(known + _ids_sorted(more)))
+)
 
 
 def _parent(head: Head, budget: int | None) -> Artifact | None:

@@ -253,8 +253,20 @@ def _unresolved_of(conflicts: Sequence[Conflict]) -> _Unresolved:
     return _Unresolved(unresolved, identities, by_side)
 
 
-#: found by identity: after a quiet tail a run is handed the last run's very conflicts
-_unresolved = caches.ByIdentity(_unresolved_of)
+def _unresolved_extended(known: _Unresolved, more: Sequence[Conflict]) -> _Unresolved:
+    """``_unresolved_of`` the conflicts ``known`` was made of and ``more``."""
+    added, offset = _unresolved_of(more), len(known.conflicts)
+    moved = ((e, at + offset) for e, ats in added.by_side.items() for at in ats)
+    return _Unresolved(
+        known.conflicts + added.conflicts,
+        known.identities | added.identities,
+        _added(known.by_side, moved),
+    )
+
+
+#: found by identity: after a quiet tail a run is handed the last run's very conflicts,
+#: after conflicts among the tail the same ones and the tail's
+_unresolved = caches.ByIdentity(_unresolved_of, _unresolved_extended)
 
 
 def _items_of_conflicts(items: Sequence[Item], conflict_ids: set[str]) -> list[Item]:

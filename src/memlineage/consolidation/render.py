@@ -33,6 +33,7 @@ from memlineage.meaning import caches
 from memlineage.meaning.extract import ITEM_CACHE_SIZE
 from memlineage.meaning.values import read_timestamp
 from memlineage.model import Statement
+from memlineage.tokens import Tokenizer, exceeds, exceeds_by_length
 
 KIND_ORDER: tuple[str | None, ...] = (
     "constraint",
@@ -90,6 +91,17 @@ def _rendered(statements: tuple[Statement, ...]) -> str:
     text = "\n".join(line.text for line in render_lines(statements))
     _last = (statements, text)
     return text
+
+
+def exceeds_budget(statements: Sequence[Statement], budget: int, tokenizer: Tokenizer) -> bool:
+    """Whether the summary of ``statements`` has more than ``budget`` tokens.
+
+    Not rendered when its lines alone are too many: each is at least ``- `` and a
+    newline, so a summary of tens of thousands of binding lines is over a budget of
+    hundreds of tokens before any is written (``tokens.exceeds_by_length``)."""
+    if exceeds_by_length(tokenizer, 3 * len(statements) - 1, budget):
+        return True
+    return exceeds(tokenizer, render_summary(statements), budget)
 
 
 def over_budget_line(budget: int | None) -> str:

@@ -8,6 +8,7 @@ stay valid.
 from __future__ import annotations
 
 import bisect
+import itertools
 import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -183,17 +184,24 @@ class _Selected:
     def unresolved_among_chosen(self) -> tuple[Conflict, ...]:
         """The fold's unresolved conflicts with both sides chosen, in the fold's order.
 
-        The very same tuple as the last run's while the fold is the same and no event
-        chosen since completes one (a quiet tail): what is derived from it later in the
-        run is then found by identity (``caches.ByIdentity``), not rebuilt per conflict."""
-        ids, folded = self.ids, self.folded
-        if self.conflicts_fold is folded:
+        While the fold is the last one's, continued at most by new conflicts (a tail
+        with conflicts among its events), and no event chosen since completes an older
+        one, they are the last run's and the new ones after them: the very same tuple
+        when there are none (a quiet tail). What is derived from it later in the run is
+        then found by identity (``caches.ByIdentity``), not rebuilt per conflict."""
+        ids, folded, last = self.ids, self.folded, self.conflicts_fold
+        added = _conflicts_added(last, folded) if last is not None else None
+        if added is not None and last is not None:
             if self.by_side is None:
-                self.by_side = _unresolved_by_side(folded)
+                self.by_side = _unresolved_by_side(last.unresolved)
             by_side, new = self.by_side, self.chosen[self.conflicts_through :]
-            sides = (c for e in new for c in by_side.get(e.id, ()))
-            if not any(c.a in ids and c.b in ids for c in sides):
-                self.conflicts_through = len(self.chosen)
+            completed = (c for e in new for c in by_side.get(e.id, ()))
+            if not any(c.a in ids and c.b in ids for c in completed):
+                more = tuple(c for c in added if c.a in ids and c.b in ids)
+                if more:
+                    self.conflicts += more
+                _index_sides(by_side, added)
+                self.conflicts_fold, self.conflicts_through = folded, len(self.chosen)
                 return self.conflicts
         self.conflicts = tuple(c for c in folded.unresolved if c.a in ids and c.b in ids)
         self.conflicts_fold, self.conflicts_through, self.by_side = folded, len(self.chosen), None
@@ -209,12 +217,28 @@ class _Selected:
         self.top = max((e.seq for e in tail), default=self.top)
 
 
-def _unresolved_by_side(folded: Folded) -> dict[str, list[Conflict]]:
+def _unresolved_by_side(unresolved: Iterable[Conflict]) -> dict[str, list[Conflict]]:
     found: dict[str, list[Conflict]] = {}
-    for conflict in folded.unresolved:
-        found.setdefault(conflict.a, []).append(conflict)
-        found.setdefault(conflict.b, []).append(conflict)
+    _index_sides(found, unresolved)
     return found
+
+
+def _index_sides(by_side: dict[str, list[Conflict]], conflicts: Iterable[Conflict]) -> None:
+    for conflict in conflicts:
+        by_side.setdefault(conflict.a, []).append(conflict)
+        by_side.setdefault(conflict.b, []).append(conflict)
+
+
+def _conflicts_added(last: Folded, folded: Folded) -> list[Conflict] | None:
+    """The unresolved conflicts ``folded`` adds after ``last``'s, when it is ``last``
+    continued by new conflicts alone (each of ``last``'s the very same, in its place);
+    None otherwise. C-level comparisons: it costs the new conflicts."""
+    if folded is last:
+        return []
+    old, new = last.conflicts, folded.conflicts
+    if len(new) < len(old) or not all(map(operator.is_, old.values(), new.values())):
+        return None
+    return [c for c in itertools.islice(new.values(), len(old), None) if not c.resolved]
 
 
 def _last_op(ops: Sequence[Operation]) -> int:

@@ -10,10 +10,11 @@ tokenizer's, which sits below it.
 
 from __future__ import annotations
 
+import operator
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 from memlineage import tokens
@@ -75,37 +76,58 @@ class LastPerKey(Generic[K, V]):
             self._values.clear()
 
 
-A = TypeVar("A")
+T = TypeVar("T")
 
 
-class ByIdentity(Generic[A, V]):
-    """``derive(arg)`` remembered for the last ``kept`` arguments, found by identity.
+class ByIdentity(Generic[T, V]):
+    """``derive(entries)`` remembered for the last ``kept`` tuples, found by identity.
 
-    For what a run derives from a large immutable value that the next run is handed
+    For what a run derives from a large immutable tuple that the next run is handed
     again as the very same object (a subject's unresolved conflicts while no operation
     was recorded): the derivation then costs nothing, where a cache by equality would
-    hash or compare the whole value. Only tuples are remembered (a list could change
-    under its id); the argument is held, so its id is never reused while it is
-    remembered. Registered: :func:`clear_all` empties it."""
+    hash or compare the whole value. With ``extend``, a tuple that starts with the very
+    entries of a remembered one (the same conflicts and a few recorded since) is derived
+    as ``extend(what the remembered one gave, the entries after them)``, which must
+    equal ``derive`` of the whole tuple and leave the remembered value as it was.
 
-    def __init__(self, derive: Callable[[A], V], kept: int = 4) -> None:
+    Only tuples are remembered (a list could change under its id); a tuple is held, so
+    its id is never reused while it is remembered. Registered: :func:`clear_all`
+    empties it."""
+
+    def __init__(
+        self,
+        derive: Callable[[Sequence[T]], V],
+        extend: Callable[[V, Sequence[T]], V] | None = None,
+        kept: int = 4,
+    ) -> None:
         self._derive = derive
+        self._extend = extend
         self._kept = kept
-        self._values: list[tuple[A, V]] = []
+        self._values: list[tuple[tuple[T, ...], V]] = []
         self._lock = threading.Lock()
         register(self.clear)
 
-    def __call__(self, arg: A) -> V:
-        if type(arg) is not tuple:
-            return self._derive(arg)
+    def __call__(self, entries: Sequence[T]) -> V:
+        if type(entries) is not tuple:
+            return self._derive(entries)
         with self._lock:
-            for held, value in self._values:
-                if held is arg:
-                    return value
-        value = self._derive(arg)
+            remembered = list(self._values)
+        value = self._remembered(entries, remembered)
         with self._lock:
-            self._values = [(arg, value), *self._values[: self._kept - 1]]
+            others = [kept for kept in self._values if kept[0] is not entries]
+            self._values = [(entries, value), *others[: self._kept - 1]]
         return value
+
+    def _remembered(self, entries: tuple[T, ...], remembered: list[tuple[tuple[T, ...], V]]) -> V:
+        for held, value in remembered:
+            if held is entries:
+                return value
+        if self._extend is not None:
+            for held, value in remembered:
+                count = len(held)
+                if 0 < count < len(entries) and all(map(operator.is_, held, entries)):
+                    return self._extend(value, entries[count:])
+        return self._derive(entries)
 
     def clear(self) -> None:
         with self._lock:

@@ -6,12 +6,14 @@ writing the output whole (7.9 MB) was half of the run's CPU and most of the stor
 growth. So a run whose published summary this process wrote or read stores its output as
 
     {"base": <artifact id>, "baseEpoch": <the base's input epoch>,
-     "claims": OPS, "openItems": [...], "unresolvedConflicts": [...],
+     "claims": OPS, "openItems": OPS, "unresolvedConflicts": OPS,
      "cold": OPS, "statements": OPS}
 
 where OPS lists the entries in order, each either ``[start, stop]`` (the base's entries
 ``start`` to ``stop - 1`` of the same list) or one entry written out (an object for a
-claim or a statement, a string for a cold id). The short lists are written whole.
+claim or a statement, a string for an event or conflict id). A list of strings alone is
+OPS too: deltas stored before open items and conflicts were encoded on the base's
+(tens of thousands of conflict ids, written out every run) read as they are.
 
 A base is always stored whole, so a chain is one step long: a reader joins one more
 row, and staleness and erasure never walk a chain of deltas. Every later run encodes
@@ -30,7 +32,7 @@ import json
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, TypeVar
@@ -126,9 +128,25 @@ def encode_keys(
     return encode_positions(positions(keys, index, len(keys)), literal)
 
 
-def worth_a_delta(parts: Sequence[Encoded]) -> bool:
+@dataclass(frozen=True)
+class Parts:
+    """Each list of an output, encoded as OPS on its base's."""
+
+    claims: Encoded
+    open_items: Encoded
+    unresolved_conflicts: Encoded
+    cold: Encoded
+    statements: Encoded
+
+    def __iter__(self) -> Iterator[Encoded]:
+        yield from (self.claims, self.open_items, self.unresolved_conflicts, self.cold)
+        yield self.statements
+
+
+def worth_a_delta(parts: Iterable[Encoded]) -> bool:
     """Whether the delta stays small beside what it stands for (else: a new base)."""
-    return sum(p.cost for p in parts) <= DELTA_SHARE * max(1, sum(p.entries for p in parts))
+    listed = list(parts)
+    return sum(p.cost for p in listed) <= DELTA_SHARE * max(1, sum(p.entries for p in listed))
 
 
 def base_of(text: str) -> str:
@@ -151,8 +169,10 @@ def materialise(delta: Mapping[str, Any], base: Output) -> Output:
     """The output a parsed delta stands for, on its base's parsed output."""
     return Output(
         claims=tuple(apply(delta["claims"], base.claims, Claim.from_json)),
-        open_items=tuple(delta["openItems"]),
-        unresolved_conflicts=tuple(delta["unresolvedConflicts"]),
+        open_items=tuple(apply(delta["openItems"], base.open_items, str)),
+        unresolved_conflicts=tuple(
+            apply(delta["unresolvedConflicts"], base.unresolved_conflicts, str)
+        ),
         cold=tuple(apply(delta["cold"], base.cold, str)),
         statements=tuple(apply(delta["statements"], base.statements, Statement.from_json)),
     )
@@ -166,8 +186,10 @@ def materialise_json(delta: Mapping[str, Any], base: Mapping[str, Any]) -> dict[
 
     return {
         "claims": apply(delta["claims"], base["claims"], same),
-        "openItems": list(delta["openItems"]),
-        "unresolvedConflicts": list(delta["unresolvedConflicts"]),
+        "openItems": apply(delta["openItems"], base.get("openItems", ()), same),
+        "unresolvedConflicts": apply(
+            delta["unresolvedConflicts"], base.get("unresolvedConflicts", ()), same
+        ),
         "cold": apply(delta["cold"], base["cold"], same),
         "statements": apply(delta["statements"], base.get("statements", ()), same),
     }

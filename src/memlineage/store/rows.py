@@ -312,23 +312,21 @@ def stored_output(
     on ``base`` while it stays small beside the output, else the output whole (None)."""
     if base is not None:
         on = base.output
-        claims = _encoded_parts(output.claims, on.claims, base, "claims")
-        cold = deltas.encode_keys(
-            output.cold, base.index("cold", lambda: on.cold), lambda i: dumps(output.cold[i])
+        parts = deltas.Parts(
+            claims=_encoded_parts(output.claims, on.claims, base, "claims"),
+            open_items=_encoded_ids(output.open_items, on.open_items, base, "openItems"),
+            unresolved_conflicts=_encoded_ids(
+                output.unresolved_conflicts, on.unresolved_conflicts, base, "unresolvedConflicts"
+            ),
+            cold=_encoded_ids(output.cold, on.cold, base, "cold"),
+            statements=_encoded_parts(output.statements, on.statements, base, "statements"),
         )
-        statements = _encoded_parts(output.statements, on.statements, base, "statements")
-        if deltas.worth_a_delta((claims, cold, statements)):
-            return delta_text(base, claims, cold, statements, output), base
+        if deltas.worth_a_delta(parts):
+            return delta_text(base, parts), base
     return serialised_output(output), None
 
 
-def delta_text(
-    base: deltas.StoredBase,
-    claims: deltas.Encoded,
-    cold: deltas.Encoded,
-    statements: deltas.Encoded,
-    output: Output,
-) -> str:
+def delta_text(base: deltas.StoredBase, parts: deltas.Parts) -> str:
     """The stored delta (store/deltas.py), in one join as ``serialised_output``."""
     return "".join(
         (
@@ -337,18 +335,25 @@ def delta_text(
             ',"baseEpoch":',
             str(base.epoch),
             ',"claims":',
-            claims.text,
+            parts.claims.text,
             ',"openItems":',
-            dumps(list(output.open_items)),
+            parts.open_items.text,
             ',"unresolvedConflicts":',
-            dumps(list(output.unresolved_conflicts)),
+            parts.unresolved_conflicts.text,
             ',"cold":',
-            cold.text,
+            parts.cold.text,
             ',"statements":',
-            statements.text,
+            parts.statements.text,
             "}",
         )
     )
+
+
+def _encoded_ids(
+    ids: Sequence[str], base_ids: Sequence[str], base: deltas.StoredBase, name: str
+) -> deltas.Encoded:
+    """Event or conflict ids as OPS on the base's list of the same name."""
+    return deltas.encode_keys(ids, base.index(name, lambda: base_ids), lambda i: dumps(ids[i]))
 
 
 def _encoded_parts(

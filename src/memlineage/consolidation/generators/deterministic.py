@@ -42,6 +42,7 @@ from memlineage.consolidation.parts import event_parts
 from memlineage.consolidation.render import (
     CONTESTED_HEADER,
     at_instant,
+    exceeds_budget,
     group_header,
     render_summary,
     shown_date,
@@ -52,7 +53,7 @@ from memlineage.meaning.binding import binding_reasons, is_binding, shown_kind
 from memlineage.meaning.extract import ITEM_CACHE_SIZE, conflict_items_start
 from memlineage.meaning.values import Canonical, canonical
 from memlineage.model import Claim, Conflict, Event, Item, Output, Statement
-from memlineage.tokens import Tokenizer, default_tokenizer, exceeds
+from memlineage.tokens import Tokenizer, default_tokenizer
 
 #: explicit event kinds, worth more than an event of no kind when the budget chooses
 HOT_KINDS = frozenset({"constraint", "preference", "decision", "task", "fact"})
@@ -398,8 +399,24 @@ def _views_of(conflicts: Sequence[Conflict]) -> _ConflictViews:
     return _ConflictViews(tuple(c.id for c in unresolved), sides, side_of, identities)
 
 
-#: found by identity: after a quiet tail a run is handed the last run's very conflicts
-_conflict_views = caches.ByIdentity(_views_of)
+def _views_extended(known: _ConflictViews, more: Sequence[Conflict]) -> _ConflictViews:
+    """``_views_of`` the conflicts ``known`` was made of and ``more``."""
+    added = _views_of(more)
+    side_of = dict(known.side_of)
+    for event_id, conflict_id in added.side_of.items():
+        if event_id not in side_of or conflict_id < side_of[event_id]:
+            side_of[event_id] = conflict_id  # an event's first conflict by id marks it
+    return _ConflictViews(
+        tuple(sorted(known.ids + added.ids)),
+        {**known.sides, **added.sides},
+        side_of,
+        known.identities | added.identities,
+    )
+
+
+#: found by identity: after a quiet tail a run is handed the last run's very conflicts,
+#: after conflicts among the tail the same ones and the tail's
+_conflict_views = caches.ByIdentity(_views_of, _views_extended)
 
 
 def _built_for(request: GenerationRequest, views: _ConflictViews) -> _Built:
@@ -536,10 +553,10 @@ def _fit(units: list[_Unit], budget: int, tokenizer: Tokenizer) -> list[_Unit]:
     binding = [u for u in units if u.binding]
     rest = sorted((u for u in units if not u.binding), key=lambda u: u.value, reverse=True)
     chosen = list(binding)
-    text = render_summary([s for u in chosen for s in u.statements])
-    if exceeds(tokenizer, text, budget):
+    statements = [s for u in chosen for s in u.statements]
+    if exceeds_budget(statements, budget, tokenizer):
         return _in_order(units, chosen)  # over budget: the binding events alone
-    used = tokenizer.count(text)
+    used = tokenizer.count(render_summary(statements))
     opened: set[tuple[object, ...]] = set()
     for unit in chosen:
         _cost(unit, opened, tokenizer)

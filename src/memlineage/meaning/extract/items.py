@@ -270,8 +270,11 @@ def _conflict_items(conflicts: Sequence[Conflict]) -> tuple[Item, ...]:
 
 
 #: the unresolved conflicts' items, in order: a subject's run after a quiet tail is
-#: handed the very same conflicts (consolidation/select.py) and reads them at no cost
-conflict_items = caches.ByIdentity(_conflict_items)
+#: handed the very same conflicts (consolidation/select.py) and reads them at no cost,
+#: and after a tail with conflicts among its events, the same ones and a few more
+conflict_items = caches.ByIdentity(
+    _conflict_items, lambda known, more: known + _conflict_items(more)
+)
 
 
 def expected_open_items(events: Sequence[Event]) -> tuple[str, ...]:

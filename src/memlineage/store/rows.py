@@ -352,7 +352,10 @@ def delta_text(base: deltas.StoredBase, parts: deltas.Parts) -> str:
 def _encoded_ids(
     ids: Sequence[str], base_ids: Sequence[str], base: deltas.StoredBase, name: str
 ) -> deltas.Encoded:
-    """Event or conflict ids as OPS on the base's list of the same name."""
+    """Event or conflict ids as OPS on the base's list of the same name (one run when they
+    are the base's list: compared whole, C-level, before any is looked up)."""
+    if ids and tuple(ids) == tuple(base_ids):
+        return deltas.Encoded(f"[[0,{len(ids)}]]", 1, len(ids))
     return deltas.encode_keys(ids, base.index(name, lambda: base_ids), lambda i: dumps(ids[i]))
 
 

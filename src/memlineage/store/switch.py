@@ -179,7 +179,7 @@ def _edges_from(manifest: Manifest, base: deltas.StoredBase | None) -> list[str]
     one rebuild more, never a summary served over an invalid source."""
     parents = list(manifest.input_ids)
     if base is not None and base.inputs:
-        parents = [i for i in parents if i not in base.inputs]
+        parents = sorted(set(parents).difference(base.inputs))  # C-level: 100,000 ids
         parents.append(base.id)
     if manifest.derived_from_artifact:
         parents.append(manifest.derived_from_artifact)

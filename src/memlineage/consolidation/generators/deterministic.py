@@ -34,6 +34,8 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain, compress, filterfalse
+from operator import attrgetter
 from typing import Any
 
 from memlineage.consolidation.gate import CONFLICT_KIND
@@ -77,6 +79,11 @@ _WORDS = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 Identity = tuple[str, Canonical, bool]
 
 
+_ID = attrgetter("id")
+_DERIVED_FROM = attrgetter("derived_from")
+_STATEMENTS = attrgetter("statements")
+
+
 class DeterministicGenerator:
     """Fills the :class:`~.base.Generator` protocol without a model."""
 
@@ -101,14 +108,16 @@ class DeterministicGenerator:
         units = built.units()
         if request.budget is not None:
             units = _fit(units, request.budget, self.tokenizer or default_tokenizer())
-        statements = tuple(s for unit in units for s in unit.statements)
-        stated = {s for st in statements for s in st.derived_from}
+        statements = tuple(chain.from_iterable(map(_STATEMENTS, units)))
+        stated = set(chain.from_iterable(map(_DERIVED_FROM, statements)))
         _builds.keep(request.subject, built)
+        # C-level passes: a subject of 100,000 events lists every id here each run
+        cold = filterfalse(stated.__contains__, map(_ID, request.events))
         return Output(
             claims=tuple(claims),
             open_items=tuple(request.open_items),
             unresolved_conflicts=views.ids,
-            cold=tuple(e.id for e in request.events if e.id not in stated),
+            cold=tuple(cold),
             statements=statements,
         )
 
@@ -599,5 +608,5 @@ def _cost(unit: _Unit, opened: set[tuple[object, ...]], tokenizer: Tokenizer) ->
 
 
 def _in_order(units: list[_Unit], chosen: list[_Unit]) -> list[_Unit]:
-    keep = {id(u) for u in chosen}
-    return [u for u in units if id(u) in keep]
+    keep = set(map(id, chosen))
+    return list(compress(units, map(keep.__contains__, map(id, units))))

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from memlineage import Memory
 from memlineage.consolidation.consolidate import build
 from memlineage.meaning.extract import clear_caches
-from memlineage.model import Output
+from memlineage.model import Claim, Output
 from memlineage.recall.prompt import render
 from memlineage.store import deltas
 from memlineage.store.rows import stored_output
@@ -259,3 +259,26 @@ def test_a_process_that_never_wrote_the_subject_stores_a_delta_on_what_it_read(
             (a for a in memory.artifacts("user-7") if stored_rows(memory)[a.id][0] is None),
             key=lambda a: a.manifest.new_covers_through,
         ).id
+
+
+def test_a_claim_equal_but_not_the_same_in_json_is_written_out() -> None:
+    """True equals 1 and -0.0 equals 0.0 in Python, not in the stored JSON: a child's claim
+    that differs so from the base's is written out, and reads back as the child's."""
+
+    def claim(n: int, value: bool | int | float) -> Claim:
+        return Claim(f"k{n}", value, None, True, "fact", (f"e{n}",))
+
+    base_claims = (claim(0, 1), claim(1, 0.0), *(claim(n, n) for n in range(2, 40)))
+    base = deltas.StoredBase("summary:s:1", 3, Output(claims=base_claims, open_items=(),
+                             unresolved_conflicts=(), cold=()))  # fmt: skip
+    parsed = tuple(Claim.from_json(c.to_json()) for c in base_claims[2:])  # equal, not the same
+    child = Output(claims=(claim(0, True), claim(1, -0.0), *parsed), open_items=(),
+                   unresolved_conflicts=(), cold=())  # fmt: skip
+    text, on = stored_output(child, base)
+    assert on is base
+    document: dict[str, Any] = json.loads(text)
+    assert document["claims"][2:] == [[2, 40]]  # the equal ones found on the base
+    read = deltas.materialise(document, base.output)
+    assert read == child
+    assert [type(c.value) for c in read.claims[:2]] == [bool, float]
+    assert repr(read.claims[1].value) == "-0.0"

@@ -71,8 +71,8 @@ class StoredBase:
     # its inputs: they reach an artifact stored on it through the base's edge
     inputs: frozenset[str] = frozenset()
     # where each of the base's entries is, by the object (claims and statements the
-    # generator carried), by its serialised text, or by itself (cold ids): each built
-    # once, on the first delta encoded on this base (which keeps the objects alive)
+    # generator carried), by its content, or by itself (ids): each built once, on the
+    # first delta encoded on this base (which keeps the objects alive)
     _indexes: dict[str, dict[Any, int]] = field(default_factory=dict, repr=False)
 
     @staticmethod

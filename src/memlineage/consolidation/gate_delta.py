@@ -52,6 +52,7 @@ from memlineage.model import (
 ClaimIdentity = tuple[str, type, object, str | None, bool, str, str]
 ConflictIdentity = tuple[str, str, str, str | None]
 T = TypeVar("T")
+Cited = TypeVar("Cited", Claim, Statement)
 
 #: judged outputs remembered per process, counted in the events they were judged
 #: over: a worker's recent subjects, bounded like the item caches
@@ -115,11 +116,7 @@ class Judged:
 
     @functools.cached_property
     def claims_by_source(self) -> dict[str, list[Claim]]:
-        found: dict[str, list[Claim]] = {}
-        for claim in self.output.claims:
-            for source in claim.derived_from:
-                found.setdefault(source, []).append(claim)
-        return found
+        return _by_source(self.output.claims)
 
     @functools.cached_property
     def items_by_source(self) -> dict[str, list[Item]]:
@@ -134,11 +131,7 @@ class Judged:
 
     @functools.cached_property
     def statements_by_source(self) -> dict[str, list[Statement]]:
-        found: dict[str, list[Statement]] = {}
-        for statement in self.output.statements:
-            for source in statement.derived_from:
-                found.setdefault(source, []).append(statement)
-        return found
+        return _by_source(self.output.statements)
 
     @functools.cached_property
     def stated(self) -> frozenset[str]:
@@ -150,6 +143,15 @@ class Judged:
     @functools.cached_property
     def cold(self) -> frozenset[str]:
         return frozenset(self.output.cold)
+
+
+def _by_source(entries: Iterable[Cited]) -> dict[str, list[Cited]]:
+    """Claims or statements by each event they derive from."""
+    found: dict[str, list[Cited]] = {}
+    for entry in entries:
+        for source in entry.derived_from:
+            found.setdefault(source, []).append(entry)
+    return found
 
 
 def _positions_of(entries: Sequence[object]) -> dict[int, int]:

@@ -27,11 +27,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
-from itertools import repeat
 from typing import TypeVar
 
 import numpy as np
-import numpy.typing as npt
 
 from memlineage.consolidation import gate
 from memlineage.consolidation.unit_checks import check_event_units
@@ -47,6 +45,7 @@ from memlineage.model import (
     Output,
     Statement,
 )
+from memlineage.store import deltas
 
 #: a claim's content without its sources; the value's type keeps True and 1 apart
 ClaimIdentity = tuple[str, type, object, str | None, bool, str, str]
@@ -156,13 +155,6 @@ def _by_source(entries: Iterable[Cited]) -> dict[str, list[Cited]]:
 
 def _positions_of(entries: Sequence[object]) -> dict[int, int]:
     return dict(zip(map(id, entries), range(len(entries)), strict=True))
-
-
-def _found(entries: Sequence[object], positions: dict[int, int]) -> npt.NDArray[np.int64]:
-    """Where each of ``entries`` is among a record's by object, -1 where it is not: one
-    C-level pass, so carrying 93,000 claims costs no Python loop over them."""
-    found = map(positions.get, map(id, entries), repeat(-1))
-    return np.fromiter(found, dtype=np.int64, count=len(entries))
 
 
 _judged: OrderedDict[int, Judged] = OrderedDict()
@@ -444,7 +436,7 @@ def _changed_claims(
     base = judged.claims
     if base is None:
         return None
-    found = _found(claims, judged.claim_positions)
+    found = deltas.positions(map(id, claims), judged.claim_positions, len(claims))
     counts = np.bincount(found[found >= 0], minlength=len(judged.output.claims))
     if counts.size and int(counts.max()) > 1:
         return None  # one base claim twice
@@ -490,7 +482,7 @@ def _changed_statements(judged: Judged, output: Output) -> _Statements:
     The base's very objects are found by position; only the others are hashed. When a
     base statement is not shown by object, every statement is compared whole."""
     shown, before = output.statements, judged.statements
-    found = _found(shown, judged.statement_positions)
+    found = deltas.positions(map(id, shown), judged.statement_positions, len(shown))
     hits = found[found >= 0]
     if np.unique(hits).size == hits.size == len(before) == len(judged.output.statements):
         others = (shown[at] for at in np.flatnonzero(found < 0).tolist())

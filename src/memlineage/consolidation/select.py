@@ -42,6 +42,8 @@ class Selection:
     parent_covers_through: int = 0
     # the subject's selection in this process it was read from (``root_of`` notes on it)
     source: _Selected | None = field(default=None, compare=False, repr=False)
+    # the events' ids, kept by ``select`` (a C-level copy of what its source lists)
+    event_ids: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def new_events(self) -> tuple[Event, ...]:
@@ -51,12 +53,9 @@ class Selection:
 
     @property
     def ids(self) -> tuple[str, ...]:
-        """The selected events' ids, in order (kept by the selection it was read from)."""
-        source = self.source
-        if source is not None and len(source.chosen_ids) >= len(self.events):
-            ids = tuple(source.chosen_ids[: len(self.events)])
-            if not self.events or ids[-1] == self.events[-1].id:
-                return ids
+        """The selected events' ids, in order."""
+        if self.event_ids is not None:
+            return self.event_ids
         return tuple(e.id for e in self.events)
 
 
@@ -89,6 +88,7 @@ def select(
         high_water,
         parent_covers_through=parent_covers_through,
         source=last,
+        event_ids=tuple(last.chosen_ids),
     )
 
 

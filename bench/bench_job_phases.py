@@ -73,7 +73,8 @@ def instrument(tracer: Tracer, store: PostgresStore) -> None:
     tracer.wrap_context(store, "reader", lambda: f"read ({caller(4)})")
 
 
-def seed(url: str, tenant: str, subjects: int) -> None:
+def seed(url: str, tenant: str, subjects: int, start: int = 0, count: int = 100) -> None:
+    """Events ``start`` to ``start + count`` of every subject, checked, and every subject queued."""
     with Memory(url, tenant=tenant, detect_after_add=True) as memory:
         memory.set_tail_threshold(0)
         for s in range(subjects):
@@ -86,7 +87,7 @@ def seed(url: str, tenant: str, subjects: int) -> None:
                         "text": f"Ticket OPS-{i} for {subject} costs {i + 10} EUR;"
                         f" due 2026-12-{i % 28 + 1:02d}.",
                     }
-                    for i in range(100)
+                    for i in range(start, start + count)
                 ]
             )
         memory.queue([f"user-{s}" for s in range(subjects)])
@@ -100,9 +101,11 @@ def backend_pids(base: str) -> list[int]:
     return [int(r[0]) for r in rows]
 
 
-def one_pass(pg: str, subjects: int, count_trips: bool) -> tuple[Tracer, int]:
+def one_pass(pg: str, subjects: int, count_trips: bool, then_add: int) -> tuple[Tracer, int]:
     """One worker drains the queue of a fresh schema; detection ran at seeding, so a job
-    is the consolidation alone."""
+    is the consolidation alone. With ``then_add``, the worker first builds every
+    subject untimed, then ``then_add`` events more each are added and the same worker
+    drains again, timed: a worker cycling its subjects, each job incremental."""
     relay = Relay(pg) if count_trips else None
     try:
         with store_url("postgres", pg=pg) as url:
@@ -118,6 +121,12 @@ def one_pass(pg: str, subjects: int, count_trips: bool) -> tuple[Tracer, int]:
                 instrument(tracer, store)
                 options = worker.WorkerOptions(tenant="t", once=True)
                 w = worker.Worker(store, options, log=io.StringIO())
+                if then_add:
+                    tracer.restore()
+                    assert w.run()["published"] == subjects
+                    seed(url.split("&application_name=")[0], "t", subjects, 100, then_add)
+                    instrument(tracer, store)
+                    w = worker.Worker(store, options, log=io.StringIO())
                 tracer.last = tracer._now()
                 try:
                     outcomes = w.run()
@@ -137,9 +146,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--subjects", type=int, default=50)
     parser.add_argument("--pg", default=PG_URL)
+    parser.add_argument(
+        "--then-add",
+        type=int,
+        default=0,
+        help="build every subject first, then time the jobs of this many events more each",
+    )
     args = parser.parse_args()
-    trips, jobs = one_pass(args.pg, args.subjects, count_trips=True)
-    timed, _ = one_pass(args.pg, args.subjects, count_trips=False)
+    trips, jobs = one_pass(args.pg, args.subjects, True, args.then_add)
+    timed, _ = one_pass(args.pg, args.subjects, False, args.then_add)
     phases = sorted(set(trips.trips) | set(timed.wall), key=lambda p: -timed.wall[p])
     print(f"{'phase, per job':<44} {'trips':>6} {'wall ms':>8} {'cpu ms':>7} {'server ms':>9}")
     for p in phases:

@@ -410,6 +410,41 @@ def test_a_worker_job_on_a_published_summary_costs_nine_round_trips_too(pg_url: 
     assert trips == [9, 10]
 
 
+def test_a_worker_cycling_many_subjects_reads_each_one_s_next_job_in_one_trip(
+    pg_url: str,
+) -> None:
+    """A worker that built 40 subjects (more than it kept outputs for by count before)
+    still holds what it wrote of each: a subject's next job reads the new events in the
+    one round trip of the snapshot, not a second one for the summary's output."""
+    subjects = [f"user-{n}" for n in range(40)]
+    with Memory(pg_url, tenant="acme", detect_after_add=True) as memory:
+        memory.set_tail_threshold(0)
+        for subject in subjects:
+            add_range(memory, 1, 20, subject)
+        memory.queue(subjects)
+    relay = wire.Relay(pg_url)
+    store = open_store(relay.url_through(pg_url))
+    try:
+        worker = Worker(store, WorkerOptions(tenant="acme", once=True), log=io.StringIO())
+
+        def turn() -> None:
+            worker.detect_step()
+            worker.embed_step()
+            assert (report := worker.step()) is not None and report.outcome == "published"
+
+        for _ in subjects:
+            turn()
+        with Memory(pg_url, tenant="acme", detect_after_add=True) as memory:
+            for subject in subjects:
+                add_range(memory, 21, 23, subject)
+            memory.queue(subjects)
+        trips = [relay.count(turn) for _ in subjects]
+    finally:
+        store.close()
+        relay.close()
+    assert trips == [9] * len(subjects)
+
+
 # -- command line --
 
 

@@ -179,3 +179,33 @@ def test_stored_items_read_back_as_extracted(text: str, kind: str) -> None:
     event = Event(id="e-1", subject="s", text=text, at="2026-03-01T09:00:00Z", kind=kind, seq=1)
     found = event_items(event)
     assert list(items_from_text(items_text(found), "e-1")) == found
+
+
+# What an array literal would have to escape: quotes, backslashes, braces, commas, a
+# NULL look-alike, white space at the ends, a newline and text outside ASCII.
+ARRAY_PUNCTUATION = [
+    ('q"1', 'She said "no" to {A, B}; budget 4,500 EUR.'),
+    ("b\\2", "Path C:\\temp\\new costs 12 EUR, not 13."),
+    ("NULL", "NULL"),
+    ("{x,y}", " I prefer tea, {not} coffee. "),
+    ("é ☃", "Ünïcödé: I'm allergic to peanuts.\nNever before 9am."),
+]
+
+
+def test_texts_and_ids_with_array_punctuation_are_stored_and_linked_exactly(
+    memory: Memory,
+) -> None:
+    memory.add([{"id": i, "subject": "user-7", "text": t} for i, t in ARRAY_PUNCTUATION])
+    result = memory.consolidate("user-7")
+    assert result.switched
+    stored = stored_rows(memory)
+    for seq, (event_id, text) in enumerate(ARRAY_PUNCTUATION, start=1):
+        event = Event(id=event_id, subject="user-7", text=text, seq=seq)
+        assert list(items_from_text(stored[seq][1], event_id)) == event_items(event)
+    with memory.store._read() as tx:  # type: ignore[attr-defined]
+        parents = tx.all(
+            "SELECT parent FROM derivation WHERE tenant = ? AND child = ?",
+            ("acme", result.artifact.id),
+        )
+    assert sorted(p for (p,) in parents) == sorted(i for i, _ in ARRAY_PUNCTUATION)
+    assert [e.id for e in memory.events("user-7")] == [i for i, _ in ARRAY_PUNCTUATION]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from memlineage.lazy import lazy
 
 JsonScalar = str | int | float | bool | None
 FactValue = str | int | float | bool
@@ -63,7 +64,7 @@ class NewEvent:
     # Who said the text (a chat turn's speaker), when the client knows it.
     speaker: str | None = None
 
-    @functools.cached_property
+    @lazy
     def content_hash(self) -> str:
         """SHA-256 of the JCS bytes of ``content()``; computed once per event object."""
         from memlineage.canonical import content_hash, is_plain_number

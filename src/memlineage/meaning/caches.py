@@ -43,12 +43,17 @@ class LastPerKey(Generic[K, V]):
     """The last value kept per key (a subject's last read, selection or build), per
     process: the least recently kept go first once their sizes add up past
     ``limit`` (the newest always stays). Registered: :func:`clear_all` empties it
-    (``registered=False``: its owner empties it, one kept per store object)."""
+    (``registered=False``: its owner empties it, one kept per store object).
+
+    A value's size is taken once, when it is kept: values are immutable. The total
+    is kept up to date, so keeping a value costs the same beside ten subjects as
+    beside ten thousand."""
 
     def __init__(self, size: Callable[[V], int], limit: int, *, registered: bool = True) -> None:
         self._size = size
         self._limit = limit
-        self._values: OrderedDict[K, V] = OrderedDict()
+        self._values: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        self._total = 0
         self._lock = threading.Lock()  # a server works on several threads
         if registered:
             register(self.clear)
@@ -56,24 +61,33 @@ class LastPerKey(Generic[K, V]):
     def take(self, key: K) -> V | None:
         """The value, taken out while the caller extends it: no other thread does too."""
         with self._lock:
-            return self._values.pop(key, None)
+            found = self._values.pop(key, None)
+            if found is None:
+                return None
+            self._total -= found[1]
+            return found[0]
 
     def keep(self, key: K, value: V) -> None:
+        size = max(1, self._size(value))  # so that empty values too are bounded in number
         with self._lock:
-            self._values[key] = value
-            self._values.move_to_end(key)
-            total = sum(self._size(v) for v in self._values.values())
-            while len(self._values) > 1 and total > self._limit:
-                _, dropped = self._values.popitem(last=False)
-                total -= self._size(dropped)
+            replaced = self._values.pop(key, None)
+            if replaced is not None:
+                self._total -= replaced[1]
+            self._values[key] = (value, size)
+            self._total += size
+            while len(self._values) > 1 and self._total > self._limit:
+                _, (_, dropped) = self._values.popitem(last=False)
+                self._total -= dropped
 
     def get(self, key: K) -> V | None:
         with self._lock:
-            return self._values.get(key)
+            found = self._values.get(key)
+            return found[0] if found is not None else None
 
     def clear(self) -> None:
         with self._lock:
             self._values.clear()
+            self._total = 0
 
 
 T = TypeVar("T")

@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -195,10 +194,17 @@ def materialise_json(delta: Mapping[str, Any], base: Mapping[str, Any]) -> dict[
     }
 
 
+def parts(output: Output) -> int:
+    """What a cache of outputs counts an output as: its claims, statements and cold ids."""
+    return len(output.claims) + len(output.statements) + len(output.cold)
+
+
 #: the artifacts this process stored last, per store: (tenant, id) to the base their
-#: stored output is (themselves when stored whole), so the next run can encode on it
-RECORDED = 16
-_recorded: weakref.WeakKeyDictionary[object, OrderedDict[tuple[str, str], StoredBase]] = (
+#: stored output is (themselves when stored whole), so the next run can encode on it;
+#: bounded by the bases' parts in all, so a worker cycling a thousand small subjects
+#: keeps every one's, as it keeps their events (store/inputs.py)
+RECORDED_PARTS = 1 << 20
+_recorded: weakref.WeakKeyDictionary[object, caches.LastPerKey[tuple[str, str], StoredBase]] = (
     weakref.WeakKeyDictionary()
 )
 _recorded_lock = threading.Lock()
@@ -207,18 +213,19 @@ _recorded_lock = threading.Lock()
 def record(store: object, tenant: str, artifact_id: str, base: StoredBase) -> None:
     """``artifact_id`` was stored on ``base`` (or whole, ``base`` being itself)."""
     with _recorded_lock:
-        kept = _recorded.setdefault(store, OrderedDict())
-        kept[(tenant, artifact_id)] = base
-        kept.move_to_end((tenant, artifact_id))
-        while len(kept) > RECORDED:
-            kept.popitem(last=False)
+        kept = _recorded.get(store)
+        if kept is None:
+            kept = _recorded[store] = caches.LastPerKey(
+                lambda base: parts(base.output), RECORDED_PARTS, registered=False
+            )
+    kept.keep((tenant, artifact_id), base)
 
 
 def recorded(store: object, tenant: str, artifact_id: str) -> StoredBase | None:
     """The base ``artifact_id`` was stored on by this process, if it was."""
     with _recorded_lock:
         kept = _recorded.get(store)
-        return kept.get((tenant, artifact_id)) if kept is not None else None
+    return kept.get((tenant, artifact_id)) if kept is not None else None
 
 
 def forget_recorded() -> None:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -75,9 +74,10 @@ _known: weakref.WeakKeyDictionary[object, caches.LastPerKey[tuple[str, str], _Kn
     weakref.WeakKeyDictionary()
 )
 _lock = threading.Lock()  # a server reads on several threads
-#: outputs of the artifacts this process wrote last, per store (tenant, artifact id)
-WRITTEN = 16
-_written: weakref.WeakKeyDictionary[object, OrderedDict[tuple[str, str], Output]] = (
+#: outputs of the artifacts this process wrote last, per store (tenant, artifact id),
+#: bounded by their parts in all like the bases they are stored on (store/deltas.py)
+WRITTEN_PARTS = 1 << 20
+_written: weakref.WeakKeyDictionary[object, caches.LastPerKey[tuple[str, str], Output]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -85,10 +85,12 @@ _written: weakref.WeakKeyDictionary[object, OrderedDict[tuple[str, str], Output]
 def wrote(store: object, tenant: str, artifact_id: str, output: Output) -> None:
     """``output`` is the one stored for ``artifact_id`` (the writer serialised it)."""
     with _lock:
-        kept = _written.setdefault(store, OrderedDict())
-        kept[(tenant, artifact_id)] = output
-        while len(kept) > WRITTEN:
-            kept.popitem(last=False)
+        kept = _written.get(store)
+        if kept is None:
+            kept = _written[store] = caches.LastPerKey(
+                deltas.parts, WRITTEN_PARTS, registered=False
+            )
+    kept.keep((tenant, artifact_id), output)
 
 
 def consolidation_input(
@@ -256,7 +258,7 @@ def _with_output(
         return head
     with _lock:
         written = _written.get(store)
-        output = written.get((tenant, artifact.id)) if written is not None else None
+    output = written.get((tenant, artifact.id)) if written is not None else None
     if output is not None:
         return replace(head, artifact=replace(artifact, output=output))
     (rows,) = read_together([head_statement(tenant, subject)])

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -178,47 +176,46 @@ class ParsedTexts(Generic[T]):
     (a 20,000-event subject's output is some 8 MB of JSON).
     """
 
-    def __init__(self, parse: Callable[[str], T], maxsize: int) -> None:
+    def __init__(
+        self, parse: Callable[[str], T], limit: int, size: Callable[[T], int] = lambda _: 1
+    ) -> None:
         self._parse = parse
-        self._maxsize = maxsize
-        self._values: OrderedDict[str, T] = OrderedDict()
-        self._lock = threading.Lock()  # recalls on a server's threads share it
+        self._values: caches.LastPerKey[str, T] = caches.LastPerKey(size, limit, registered=False)
 
     def __call__(self, text: str) -> T:
-        with self._lock:
-            found = self._values.get(text)
-            if found is not None:
-                self._values.move_to_end(text)
-                return found
+        found = self._values.get(text)
+        if found is not None:
+            self._values.keep(text, found)  # the least recently used go first
+            return found
         value = self._parse(text)  # outside the lock: a parse may take 100 ms
         self.remember(text, value)
         return value
 
     def remember(self, text: str, value: T) -> None:
         """``value`` is what parsing ``text`` gives (the caller serialised it into ``text``)."""
-        with self._lock:
-            self._values[text] = value
-            self._values.move_to_end(text)
-            while len(self._values) > self._maxsize:
-                self._values.popitem(last=False)
+        self._values.keep(text, value)
 
     def cache_clear(self) -> None:
-        with self._lock:
-            self._values.clear()
+        self._values.clear()
 
 
-#: stored outputs parsed and kept per process (a summary's is some 14 KB of JSON)
-OUTPUT_CACHE = 256
-#: stored manifests; fewer, since a manifest names every input (some 3 MB at 100,000)
-MANIFEST_CACHE = 32
+#: stored outputs parsed and kept per process, bounded by their parts in all (claims,
+#: statements, cold ids: a 100-event summary has some 600 in 14 KB of JSON, a 20,000-event
+#: one 100,000 in 8 MB), not by their number: 256 of the large ones held gigabytes
+OUTPUT_PARTS = 1 << 20
+#: stored manifests, bounded by the inputs they name in all (some 3 MB at 100,000):
+#: a worker cycling a thousand small subjects keeps each one's, as it keeps its events
+MANIFEST_INPUTS = 1 << 18
 
 #: every recall in summary mode reads its artifact's output; one consolidation reads
 #: its parent's output twice and its manifest three times
 output_from_json: ParsedTexts[Output] = ParsedTexts(
-    lambda text: Output.from_json(json.loads(text)), OUTPUT_CACHE
+    lambda text: Output.from_json(json.loads(text)), OUTPUT_PARTS, deltas.parts
 )
 manifest_from_json: ParsedTexts[Manifest] = ParsedTexts(
-    lambda text: Manifest.from_json(json.loads(text)), MANIFEST_CACHE
+    lambda text: Manifest.from_json(json.loads(text)),
+    MANIFEST_INPUTS,
+    lambda manifest: len(manifest.input_ids),
 )
 caches.register(output_from_json.cache_clear)
 caches.register(manifest_from_json.cache_clear)
@@ -231,11 +228,10 @@ def output_of_row(text: str, base_text: str | None) -> Output:
     if base_text is None:
         raise StoreError(f"a stored output names base {deltas.base_of(text)!r}, not stored")
     base = output_from_json(base_text)
-    with _materialised_lock:
-        found = _materialised.get(text)
-        if found is not None and found[0] is base:
-            _materialised.move_to_end(text)
-            return found[1]
+    found = _materialised.get(text)
+    if found is not None and found[0] is base:
+        _materialised.keep(text, found)  # the least recently used go first
+        return found[1]
     document = json.loads(text)
     output = deltas.materialise(document, base)
     on = deltas.StoredBase(str(document["base"]), int(document["baseEpoch"]), base)
@@ -246,35 +242,35 @@ def output_of_row(text: str, base_text: str | None) -> Output:
 def read_on_base(output: Output) -> deltas.StoredBase | None:
     """The base of an output this process read or wrote as a delta (a base read has no
     inputs), or None: it was not one."""
-    with _materialised_lock:
-        found = _read_on_base.get(id(output))
+    found = _read_on_base.get(id(output))
     return found[1] if found is not None and found[0] is output else None
 
 
 def remember_materialised(text: str, base: deltas.StoredBase, output: Output) -> None:
     """``output`` is what the delta ``text`` stands for on ``base``."""
-    with _materialised_lock:
-        _materialised[text] = (base.output, output)
-        _materialised.move_to_end(text)
-        _read_on_base[id(output)] = (output, base)
-        _read_on_base.move_to_end(id(output))
-        for kept in (_materialised, _read_on_base):
-            while len(kept) > OUTPUT_CACHE:
-                kept.popitem(last=False)
+    _materialised.keep(text, (base.output, output))
+    _read_on_base.keep(id(output), (output, base))
 
 
 #: deltas materialised per process, by their text, with the base object they were
-#: applied to (a base read again parses to the same object while it is cached)
-_materialised: OrderedDict[str, tuple[Output, Output]] = OrderedDict()
-_materialised_lock = threading.Lock()
-caches.register(_materialised.clear)
+#: applied to (a base read again parses to the same object while it is cached);
+#: bounded like the outputs parsed whole, by their parts in all
+_materialised: caches.LastPerKey[str, tuple[Output, Output]] = caches.LastPerKey(
+    lambda kept: deltas.parts(kept[1]), OUTPUT_PARTS
+)
 #: each output materialised above, by object, and the base it stands on
-_read_on_base: OrderedDict[int, tuple[Output, deltas.StoredBase]] = OrderedDict()
-caches.register(_read_on_base.clear)
+_read_on_base: caches.LastPerKey[int, tuple[Output, deltas.StoredBase]] = caches.LastPerKey(
+    lambda kept: deltas.parts(kept[0]), OUTPUT_PARTS
+)
+
+
+# What json.dumps(value, ensure_ascii=False, separators=(",", ":")) builds on every
+# call, built once: a first summary of 100 events serialises some 600 parts.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)
 
 
 def serialised_output(output: Output) -> str:

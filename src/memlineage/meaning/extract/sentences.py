@@ -11,10 +11,9 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
 
+from memlineage.lazy import lazy
 from memlineage.meaning.extract.patterns import (
     ABBREVIATION,
     CLAUSE,
@@ -56,24 +55,6 @@ class Span:
     unit: str | None = None
     subtype: str = ""
     noun: str = ""
-
-
-_T = TypeVar("_T")
-
-
-class _lazy(Generic[_T]):
-    """``functools.cached_property`` without its lock: Python 3.11 takes one on each
-    first read, which cost more than most of these values. A Sentence is read by the
-    one thread that made it."""
-
-    def __init__(self, compute: Callable[[Any], _T]) -> None:
-        self.compute = compute
-        self.name = compute.__name__
-
-    def __get__(self, sentence: Any, owner: type | None = None) -> _T:
-        value = self.compute(sentence)
-        sentence.__dict__[self.name] = value  # later reads find it there, not here
-        return value
 
 
 @dataclass(eq=False)
@@ -121,7 +102,7 @@ class Sentence:
         self.spans.sort(key=lambda s: s.start)
         self.starts = [s.start for s in self.spans]
 
-    @_lazy
+    @lazy
     def clauses(self) -> list[tuple[int, int]]:
         return _clauses(self.text, self.folded)
 
@@ -130,7 +111,7 @@ class Sentence:
         at = bisect.bisect_right(clauses, (offset, len(self.text) + 1)) - 1
         return clauses[at] if at >= 0 else (0, len(self.text))
 
-    @_lazy
+    @lazy
     def tokens(self) -> list[Token]:
         """The sentence's words, read once for all its clauses."""
         text = self.text
@@ -145,11 +126,11 @@ class Sentence:
         spans = [m.span() for m in WORD.finditer(text)]
         return [(a, b, text[a:b], low[a:b]) for a, b in spans]
 
-    @_lazy
+    @lazy
     def token_starts(self) -> list[int]:
         return [t[0] for t in self.tokens]
 
-    @_lazy
+    @lazy
     def words(self) -> tuple[list[str], list[str]]:
         """The sentence's words as written and case-folded (apostrophes straight): the
         tokens without their offsets, which most sentences never need."""
@@ -171,7 +152,7 @@ class Sentence:
         starts = self.token_starts
         return self.tokens[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, end)]
 
-    @_lazy
+    @lazy
     def verbatim_clauses(self) -> dict[int, str]:
         """Per clause start: the clause as written (whitespace collapsed), built once."""
         return {start: verbatim(self.text[start:end]) for start, end in self.clauses}
@@ -190,7 +171,7 @@ class Sentence:
         """How many spans start in [start, end)."""
         return bisect.bisect_left(self.starts, end) - bisect.bisect_left(self.starts, start)
 
-    @_lazy
+    @lazy
     def anchor_words(self) -> tuple[list[int], list[str]]:
         """Start offsets and words that may name what a value is *of*, in one pass.
 
@@ -207,7 +188,7 @@ class Sentence:
                 words.append(word)
         return starts, words
 
-    @_lazy
+    @lazy
     def negation_marks(self) -> dict[int, list[int]]:
         """Per clause start: end offsets of each negation in that clause (one pass)."""
         maybe_no = NO_HINT in self.folded
@@ -224,7 +205,7 @@ class Sentence:
                 marks[start] = []
         return marks
 
-    @_lazy
+    @lazy
     def denial_marks(self) -> dict[int, list[int]]:
         """Per clause start: end offsets of negations and deny verbs ('revoke')."""
         marks: dict[int, list[int]] = {}

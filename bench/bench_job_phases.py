@@ -12,9 +12,11 @@ schemas:
 
 Per job: medians are not needed, the figures are means over all jobs (a trip
 count is exact; CPU is summed). ``bookkeeping`` is everything but the
-generator's own call.
+generator's own call. With ``--then-add N`` the worker first builds every subject
+(untimed), then ``N`` events more are added to each and the timed pass is the same
+worker's next job of every subject: what a worker cycling its subjects pays.
 
-    python bench/bench_job_phases.py [--subjects 50]
+    python bench/bench_job_phases.py [--subjects 50] [--then-add 100]
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -348,6 +350,28 @@ def test_a_worker_takes_a_rollout_between_two_jobs(memory: Memory) -> None:
     assert (versions[first.artifact_id or ""], versions[second.artifact_id or ""]) == (v1, v2)
 
 
+@contextmanager
+def worker_on_the_wire(pg_url: str) -> Iterator[tuple[wire.Relay, Callable[[], str]]]:
+    """A worker whose round trips the relay counts (tests/wire.py), and one turn of its
+    loop over a consolidation job: the checks between jobs, then the job (its subject)."""
+    relay = wire.Relay(pg_url)
+    store = open_store(relay.url_through(pg_url))
+    try:
+        worker = Worker(store, WorkerOptions(tenant="acme", once=True), log=io.StringIO())
+
+        def turn() -> str:
+            worker.detect_step()
+            worker.embed_step()
+            report = worker.step()
+            assert report is not None and report.outcome == "published"
+            return report.subject
+
+        yield relay, turn
+    finally:
+        store.close()
+        relay.close()
+
+
 def test_a_worker_job_on_postgres_costs_nine_round_trips(pg_url: str) -> None:
     """One turn of a worker's loop over a consolidation job, generation aside (tests/wire.py):
     the detection and embedding checks between jobs (1 each); the claim, which also reads
@@ -358,21 +382,9 @@ def test_a_worker_job_on_postgres_costs_nine_round_trips(pg_url: str) -> None:
         for subject in ("user-1", "user-2", "user-3"):
             add_range(memory, 1, 20, subject)
         memory.queue(["user-1", "user-2", "user-3"])
-    relay = wire.Relay(pg_url)
-    store = open_store(relay.url_through(pg_url))
-    try:
-        worker = Worker(store, WorkerOptions(tenant="acme", once=True), log=io.StringIO())
-
-        def turn() -> None:
-            worker.detect_step()
-            worker.embed_step()
-            assert (report := worker.step()) is not None and report.outcome == "published"
-
+    with worker_on_the_wire(pg_url) as (relay, turn):
         turn()  # the pool's connection, the statements prepared
         trips = [relay.count(turn), relay.count(turn)]
-    finally:
-        store.close()
-        relay.close()
     assert trips == [9, 9]
 
 
@@ -388,25 +400,11 @@ def test_a_worker_job_on_a_published_summary_costs_nine_round_trips_too(pg_url: 
             add_range(memory, 21, 25, subject)
         memory.revoke("user-3-m2")  # an input of user-3's summary: its epoch moved
         memory.queue(["user-1", "user-2", "user-3"])
-    relay = wire.Relay(pg_url)
-    store = open_store(relay.url_through(pg_url))
-    try:
-        worker = Worker(store, WorkerOptions(tenant="acme", once=True), log=io.StringIO())
-        done: list[str] = []
-
-        def turn() -> None:
-            worker.detect_step()
-            worker.embed_step()
-            report = worker.step()
-            assert report is not None and report.outcome == "published"
-            done.append(report.subject)
-
+    done: list[str] = []
+    with worker_on_the_wire(pg_url) as (relay, turn):
         turn()  # the pool's connection, the statements prepared
-        trips = [relay.count(turn), relay.count(turn)]
-    finally:
-        store.close()
-        relay.close()
-    assert done[1:] == ["user-2", "user-3"]
+        trips = [relay.count(lambda: done.append(turn())) for _ in range(2)]
+    assert done == ["user-2", "user-3"]
     assert trips == [9, 10]
 
 
@@ -422,16 +420,7 @@ def test_a_worker_cycling_many_subjects_reads_each_one_s_next_job_in_one_trip(
         for subject in subjects:
             add_range(memory, 1, 20, subject)
         memory.queue(subjects)
-    relay = wire.Relay(pg_url)
-    store = open_store(relay.url_through(pg_url))
-    try:
-        worker = Worker(store, WorkerOptions(tenant="acme", once=True), log=io.StringIO())
-
-        def turn() -> None:
-            worker.detect_step()
-            worker.embed_step()
-            assert (report := worker.step()) is not None and report.outcome == "published"
-
+    with worker_on_the_wire(pg_url) as (relay, turn):
         for _ in subjects:
             turn()
         with Memory(pg_url, tenant="acme", detect_after_add=True) as memory:
@@ -439,9 +428,6 @@ def test_a_worker_cycling_many_subjects_reads_each_one_s_next_job_in_one_trip(
                 add_range(memory, 21, 23, subject)
             memory.queue(subjects)
         trips = [relay.count(turn) for _ in subjects]
-    finally:
-        store.close()
-        relay.close()
     assert trips == [9] * len(subjects)
 
 

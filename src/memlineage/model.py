@@ -4,11 +4,31 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from memlineage.lazy import lazy
+_T = TypeVar("_T")
+
+
+class lazy(Generic[_T]):
+    """A value computed on its first read and kept on the instance.
+
+    ``functools.cached_property`` without its lock: Python 3.11 takes one on each
+    first read, which cost more than most of the values it guards. Two threads
+    reading a value for the first time at once both compute it; every use here
+    computes the same value from immutable fields, so either may be kept."""
+
+    def __init__(self, compute: Callable[[Any], _T]) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __get__(self, instance: Any, owner: type | None = None) -> _T:
+        value = self.compute(instance)
+        instance.__dict__[self.name] = value  # later reads find it there, not here
+        return value
+
 
 JsonScalar = str | int | float | bool | None
 FactValue = str | int | float | bool

@@ -13,7 +13,6 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from memlineage.lazy import lazy
 from memlineage.meaning.extract.patterns import (
     ABBREVIATION,
     CLAUSE,
@@ -38,7 +37,7 @@ from memlineage.meaning.extract.patterns import (
     folded,
     holds_any,
 )
-from memlineage.model import FactValue
+from memlineage.model import FactValue, lazy
 
 #: an item found in a sentence: kind, key, value, unit, polarity, verbatim clause
 Found = tuple[str, str, FactValue, str | None, bool, str]

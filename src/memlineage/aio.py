@@ -122,6 +122,7 @@ class AsyncMemory:
     why = awaited(Memory.why)
     audit = awaited(Memory.audit, cpu=True)
     sweep = awaited(Memory.sweep, cpu=True)
+    optimize = awaited(Memory.optimize, cpu=True)
     # -- derived layer --
     consolidate = awaited(Memory.consolidate, cpu=True)
     consolidate_many = awaited(Memory.consolidate_many, cpu=True)

@@ -291,6 +291,14 @@ class Memory:
         """Fail candidates orphaned by crashed runs (safe at any time); catch detection up."""
         return self.store.sweep(self.tenant, older_than)
 
+    def optimize(self) -> list[str]:
+        """Maintenance after a bulk load, for the whole database (every tenant, not only
+        this one): SQLite merges its full-text index into one segment, which a recall's
+        cold lookup reads once instead of once per segment; both refresh the planner's
+        statistics. Safe at any time; it holds the write lock while it runs (on SQLite
+        a time linear in the index). What was done, one line each."""
+        return self.store.optimize()
+
     # -- derived layer --
 
     def consolidate(

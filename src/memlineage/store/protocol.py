@@ -572,6 +572,11 @@ class Store(
     def vectors(
         self, tenant: str, subject: str, ids: Sequence[str], embedder: EmbedderId | None = None
     ) -> dict[str, Vectors]: ...
+    def optimize(self) -> list[str]:
+        """Maintenance after a bulk load, for the whole database (every tenant): what was
+        done, one line each (docs/cli.md, ``memlineage optimize``)."""
+        ...
+
     def parallelism(self) -> int:
         """How many transactions this store runs at once: its connection pool's size (1 for
         SQLite's one connection). ``AsyncMemory`` sizes its thread pool with it."""

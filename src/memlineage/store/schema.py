@@ -80,6 +80,12 @@ class SchemaMixin(StoreCore):
         row = tx.one("SELECT MAX(version) FROM schema_migrations")
         return int(row[0]) if row and row[0] is not None else 0
 
+    def own_tables(self, tx: Tx) -> list[str]:
+        """The tables memlineage's migrations created that are there now, by name (a
+        schema may hold other tables beside them)."""
+        ours = set().union(*(_created_tables(script) for _, script in self.migrations()))
+        return sorted(ours & self._table_names(tx))
+
     def _run_script(self, tx: Tx, script: str) -> None:
         for statement in _split_sql(script):
             tx.execute(statement)

@@ -137,17 +137,30 @@ class SqliteStore(SqlStore):
         """
         try:
             with self._connection_mutex:
-                self.conn.execute("BEGIN IMMEDIATE")
-                try:
-                    self.conn.execute("INSERT INTO events_fts (events_fts) VALUES ('optimize')")
-                except BaseException:
-                    self.conn.execute("ROLLBACK")
-                    raise
-                self.conn.execute("COMMIT")
+                self._merge_full_text()
                 busy, _log, _done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         except sqlite3.Error:
             return False
         return int(busy) == 0
+
+    def _merge_full_text(self, *statements: str) -> None:
+        """FTS5's segments merged into one, and ``statements`` after, in one write."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("INSERT INTO events_fts (events_fts) VALUES ('optimize')")
+            for statement in statements:
+                self.conn.execute(statement)
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def optimize(self) -> list[str]:
+        """The full-text index merged into one segment (a recall's cold lookup reads each
+        segment: docs/recall.md), and the planner's statistics refreshed."""
+        with self._connection_mutex:
+            self._merge_full_text("PRAGMA optimize")
+        return ["full-text index merged into one segment", "planner statistics refreshed"]
 
     def close(self) -> None:
         self.conn.close()

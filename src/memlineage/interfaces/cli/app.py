@@ -156,7 +156,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "Conflicts and policies": ("conflict", "resolve", "dismiss", "detect", "policy"),
     "Summaries and recall": ("consolidate", "recall", "artifacts", "embed"),
     "Lineage": ("lineage", "why", "audit"),
-    "Jobs and workers": ("worker", "jobs", "sweep"),
+    "Jobs and workers": ("worker", "jobs", "sweep", "optimize"),
     "Evaluation and release": ("verify", "eval", "release", "review"),
     "Serving": ("serve", "mcp", "keys"),
     "Getting started": ("demo",),

@@ -1,4 +1,4 @@
-"""Validity over time: erase, dismiss, detect, policy, audit, sweep."""
+"""Validity over time: erase, dismiss, detect, policy, audit, sweep; optimize."""
 
 from __future__ import annotations
 
@@ -180,3 +180,11 @@ def sweep(older_than: float | None) -> Report:
     doc = {"failed": [s.to_json() for s in swept]}
     text = "\n".join(f"{s.artifact_id}: failed ({s.reason})" for s in swept)
     return Report(doc, text or "nothing to sweep")
+
+
+@command("optimize", "memlineage optimize")
+def optimize() -> Report:
+    """After a bulk load: merge SQLite's full-text index, refresh the planner's statistics."""
+    with memory() as mem:
+        done = mem.optimize()
+    return Report({"done": done}, "\n".join(done))

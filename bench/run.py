@@ -23,6 +23,7 @@ BENCHMARKS = [
     "bench_staleness.py",
     "bench_recall_locomo.py",
     "bench_recall_latency.py",
+    "bench_recall_large.py",
     "bench_llm.py",
     "bench_async.py",
 ]
@@ -51,6 +52,7 @@ QUICK_ARGS = {
     ],
     "bench_job_phases.py": ["--subjects", "20"],
     "bench_recall_latency.py": ["--subjects", "1000", "--consolidated", "100", "--samples", "1000"],
+    "bench_recall_large.py": ["--sizes", "1000", "--samples", "10"],
     "bench_staleness.py": ["--quick", "--repeats", "3", "--append-events", "2000"],
     "bench_extract.py": ["--quick"],
     "bench_consolidate.py": ["--quick"],

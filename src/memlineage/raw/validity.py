@@ -84,7 +84,12 @@ def source_state(
     revoked); dismissing the conflict lifts only its own reason, so the first
     reason still standing is the one reported.
     """
-    folded = fold_operations(ops, policy)
+    return judged(events, fold_operations(ops, policy))
+
+
+def judged(events: Iterable[Trusted], folded: Folded) -> SourceState:
+    """``source_state`` from the subject's operations folded already (a fold kept
+    between reads, continued by the new operations: recall/kept.py)."""
     invalid = dict(folded.invalid)
     trust: dict[str, tuple[str, tuple[str, ...]]] = {}
     for event in events:

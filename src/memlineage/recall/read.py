@@ -14,17 +14,17 @@ the tail, or in raw mode the valid events; context.py ranks and packs them.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from memlineage.consolidation.alias import why_not_summary
+from memlineage.consolidation.alias import why_not_published, why_not_summary
 from memlineage.consolidation.parts import event_parts
 from memlineage.consolidation.render import render_summary
-from memlineage.meaning import binding, caches, extract
+from memlineage.meaning import binding, extract
 from memlineage.meaning.binding import is_binding, may_bind
-from memlineage.model import Claim, Conflict, Event, Operation, Output
-from memlineage.raw.validity import TrustPolicy, source_state
+from memlineage.model import Artifact, Claim, Conflict, Event, Output
+from memlineage.raw.validity import Folded, TrustPolicy, judged
+from memlineage.recall import kept
 from memlineage.recall.context import (
     Layout,
     Packed,
@@ -82,46 +82,48 @@ def gather(
     event kind. ``meaning`` (the query's vector) adds the cold events nearest the
     query to those its words matched, and gives each candidate its similarity.
     """
-    head = reader.head(subject)
-    reason = why_not_summary(head)
-    if head is None:
-        return Recall(subject, "raw", reason or "", query=query), []
-    ops = reader.operations(subject)
+    state = reader.head_state(subject)
+    if state is None:
+        return Recall(subject, "raw", why_not_summary(None) or "", query=query), []
+    folded = kept.folded_operations(reader, subject, state, policy)
     terms = query_terms(query)
+    reason = why_not_published(state.clock, state.alias, state.status)
+    summary = None
     if reason is None:
-        assert head.artifact is not None and head.artifact.output is not None
-        output = head.artifact.output
-        covered = head.alias.covers_through
+        summary = kept.published(reader, subject, state.alias.artifact_id, _summary_text)
+        if summary is None:
+            reason = why_not_published(state.clock, state.alias, state.status, whole=False)
+    if summary is not None:
+        artifact = summary.artifact
+        assert artifact.output is not None
+        output = artifact.output
+        covered = state.alias.covers_through
         tail = reader.events(subject, after=covered)
-        state = source_state(tail, ops, policy)
-        by_id = state.conflicts
+        judged_tail = judged(tail, folded)
+        by_id = judged_tail.conflicts
         found = Recall(
             subject,
             "summary",
             "summary is fresh",
-            artifact_id=head.artifact.id,
+            artifact_id=artifact.id,
             covers_through=covered,
             claims=output.claims,
             open_items=output.open_items,
             conflicts=tuple(by_id[c] for c in output.unresolved_conflicts if c in by_id),
-            summary=_rendered(
-                output.statements,
-                budget=head.artifact.manifest.budget,
-                over_budget=head.artifact.manifest.over_budget,
-            ),
-            tail=tuple(e for e in tail if state.is_valid(e)),
+            summary=summary.summary,
+            tail=tuple(e for e in tail if judged_tail.is_valid(e)),
             statements=output.statements,
             cold=output.cold,
             query=query,
         )
-        passages = _summary_passages(reader, found, output, ops, policy, with_items=with_items)
+        passages = _summary_passages(reader, found, output, folded, with_items=with_items)
     else:
         events = reader.events(subject)
-        state = source_state(events, ops, policy)
-        valid = tuple(e for e in events if state.is_valid(e))
+        judged_all = judged(events, folded)
+        valid = tuple(e for e in events if judged_all.is_valid(e))
         ids = {e.id for e in valid}
-        conflicts = tuple(c for c in state.unresolved if c.a in ids and c.b in ids)
-        found = Recall(subject, "raw", reason, conflicts=conflicts, events=valid, query=query)
+        conflicts = tuple(c for c in judged_all.unresolved if c.a in ids and c.b in ids)
+        found = Recall(subject, "raw", reason or "", conflicts=conflicts, events=valid, query=query)
         kinds = _item_kinds(reader, subject, valid) if with_items else None
         passages = _event_passages(subject, "raw", valid, conflicts, kinds)
     if terms and found.cold:
@@ -130,15 +132,20 @@ def gather(
         # same snapshot, so a revoked, superseded, lost, quarantined or erased
         # event never comes back. finish() scores every candidate.
         matched = set(reader.matching(subject, terms))
-        passages += _cold_passages(reader, found, matched, ops, policy, len(passages))
+        passages += _cold_passages(reader, found, matched, folded, len(passages))
     if terms and meaning is not None:
-        passages = _by_meaning(reader, found, passages, meaning, ops, policy)
+        passages = _by_meaning(reader, found, passages, meaning, folded)
     return found, passages
 
 
-# A summary's text, rendered once per statements (a pure function of immutable ones).
-_rendered = functools.lru_cache(maxsize=256)(render_summary)
-caches.register(_rendered.cache_clear)
+def _summary_text(artifact: Artifact) -> str:
+    """A published artifact's summary as recall shows it (kept with it: kept.py)."""
+    assert artifact.output is not None
+    manifest = artifact.manifest
+    return render_summary(
+        artifact.output.statements, budget=manifest.budget, over_budget=manifest.over_budget
+    )
+
 
 # The cold events a recall by meaning adds, per subject: more than a 1,764-token
 # budget holds of LoCoMo's lines (about 25 tokens each) for one of two speakers.
@@ -150,8 +157,7 @@ def _by_meaning(
     found: Recall,
     passages: list[Passage],
     meaning: Meaning,
-    ops: Sequence[Operation],
-    policy: TrustPolicy,
+    folded: Folded,
 ) -> list[Passage]:
     """The candidates plus the cold events nearest the query, each with its similarity.
 
@@ -170,7 +176,7 @@ def _by_meaning(
     cosine = cosines_of(meaning.vector, rows, matrix)  # one product for every candidate
     near = set(nearest(cold, cosine, COLD_BY_MEANING))
     passages = [_with_similarity(p, cosine) for p in passages]
-    return passages + _cold_passages(reader, found, near, ops, policy, len(passages), cosine)
+    return passages + _cold_passages(reader, found, near, folded, len(passages), cosine)
 
 
 def _with_similarity(passage: Passage, cosine: Mapping[str, float]) -> Passage:
@@ -290,8 +296,7 @@ def _summary_passages(
     reader: Reader,
     found: Recall,
     output: Output,
-    ops: Sequence[Operation],
-    policy: TrustPolicy,
+    folded: Folded,
     *,
     with_items: bool,
 ) -> list[Passage]:
@@ -302,77 +307,76 @@ def _summary_passages(
     are those events' sentences verbatim.
     """
     subject = found.subject
-    claims = _claim_kinds(output.claims)
     open_ids = set(output.open_items)
     sides = _sides(found.conflicts)
     passages: list[Passage] = []
-    # The tail's stored kinds (a recall that ranks) come in the cited events' read.
-    tail_after = found.covers_through if with_items and found.tail else None
-    stored: StoredKinds | None = None
     if output.statements:
-        binding, stored = _binding_statements(reader, subject, output, open_ids, sides, tail_after)
-        for n, statement in enumerate(output.statements):
-            sources = statement.derived_from
-            conflict = statement.contested or next((sides[s] for s in sources if s in sides), None)
-            is_open = any(s in open_ids for s in sources)
-            item_kinds = [k for s in sources for k in claims.get(s, ())]
-            passages.append(
-                new_passage(
-                    subject,
-                    statement.text,
-                    sources,
-                    statement.at,
-                    section_of(statement.kind, item_kinds, open_item=is_open, conflict=conflict),
-                    "summary",
-                    n in binding,
-                    n,
-                    conflict=conflict,
-                    project=statement.project,
-                    speaker=statement.speaker,
-                    part=statement.part,
-                )
-            )
+        assert found.artifact_id is not None
+        passages += kept.statement_passages(
+            reader,
+            found.artifact_id,
+            found.conflicts,
+            lambda: _statement_passages(reader, subject, output, open_ids, sides),
+        )
     else:
         cold = set(output.cold)
         covered = reader.events(subject, through=found.covers_through)
-        state = source_state(covered, ops, policy)
+        state = judged(covered, folded)
         hot = [e for e in covered if state.is_valid(e) and e.id not in cold]
         for event in hot:
             passages += _event_passage(subject, "summary", event, len(passages), open_ids, sides)
-    if not with_items:
-        kinds = None
-    elif stored is not None and tail_after is not None:
-        kinds = _kinds_by_id(found.tail, stored)
-    else:
+    kinds = None
+    if with_items:
         kinds = _item_kinds(reader, subject, found.tail, after=found.covers_through)
     passages += _event_passages(subject, "tail", found.tail, found.conflicts, kinds, len(passages))
     return passages + _missing_sides(reader, found, passages, open_ids, sides)
 
 
+def _statement_passages(
+    reader: Reader, subject: str, output: Output, open_ids: set[str], sides: dict[str, str]
+) -> tuple[Passage, ...]:
+    """A summary's statements as passages, each binding when an event it shows binds."""
+    claims = _claim_kinds(output.claims)
+    binding = _binding_statements(reader, subject, output, open_ids, sides)
+    passages = []
+    for n, statement in enumerate(output.statements):
+        sources = statement.derived_from
+        conflict = statement.contested or next((sides[s] for s in sources if s in sides), None)
+        is_open = any(s in open_ids for s in sources)
+        item_kinds = [k for s in sources for k in claims.get(s, ())]
+        passages.append(
+            new_passage(
+                subject,
+                statement.text,
+                sources,
+                statement.at,
+                section_of(statement.kind, item_kinds, open_item=is_open, conflict=conflict),
+                "summary",
+                n in binding,
+                n,
+                conflict=conflict,
+                project=statement.project,
+                speaker=statement.speaker,
+                part=statement.part,
+            )
+        )
+    return tuple(passages)
+
+
 def _binding_statements(
-    reader: Reader,
-    subject: str,
-    output: Output,
-    open_ids: set[str],
-    sides: dict[str, str],
-    tail_after: int | None = None,
-) -> tuple[set[int], StoredKinds]:
-    """The statements that show a binding event (meaning/binding.py), and the stored
-    kinds read for them (with those of the events after ``tail_after``, when given:
-    one read for the cited events and the tail).
+    reader: Reader, subject: str, output: Output, open_ids: set[str], sides: dict[str, str]
+) -> set[int]:
+    """The statements that show a binding event (meaning/binding.py).
 
     Every event a statement cites is read back and decided: what binds may be said
-    in words no item carries ("Keep my answers in British English."). A summary
-    within its budget cites few events.
+    in words no item carries ("Keep my answers in British English."). Done once per
+    published summary and its unresolved conflicts in a process (kept.py).
     """
     cited = sorted({s for statement in output.statements for s in statement.derived_from})
     events = reader.events_by_id(subject, cited)
-    stored = reader.stored_kinds(subject, seqs=[e.seq for e in events], or_after=tail_after)
+    stored = reader.stored_kinds(subject, seqs=[e.seq for e in events])
     binding = {event.id for event in events if _binds(event, stored, open_ids, sides)}
-    shown = {
-        n for n, s in enumerate(output.statements) if any(i in binding for i in s.derived_from)
-    }
-    return shown, stored
+    return {n for n, s in enumerate(output.statements) if any(i in binding for i in s.derived_from)}
 
 
 def _binds(event: Event, stored: StoredKinds, open_ids: set[str], sides: dict[str, str]) -> bool:
@@ -533,8 +537,7 @@ def _cold_passages(
     reader: Reader,
     found: Recall,
     matched: set[str],
-    ops: Sequence[Operation],
-    policy: TrustPolicy,
+    folded: Folded,
     start: int,
     cosine: Mapping[str, float] | None = None,
 ) -> list[Passage]:
@@ -546,7 +549,7 @@ def _cold_passages(
     if not hits:
         return []
     events = reader.events_by_id(found.subject, hits)
-    state = source_state(events, ops, policy)
+    state = judged(events, folded)
     valid = sorted((e for e in events if state.is_valid(e)), key=lambda e: e.seq)
     passages: list[Passage] = []
     for event in valid:

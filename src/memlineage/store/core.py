@@ -122,7 +122,7 @@ class StoreCore(abc.ABC):
     @contextmanager
     def reader(self, tenant: str) -> Iterator[SqlReader]:
         with self._read() as tx:
-            yield SqlReader(tx, tenant, self.text_search, self.policy)
+            yield SqlReader(tx, tenant, self.text_search, self.policy, scope=self)
 
     # -- the lock (I7) --
 

@@ -9,7 +9,7 @@ from memlineage.meaning import extract
 from memlineage.model import Alias, Artifact, Clock, Event, Operation
 from memlineage.raw.validity import DEFAULT_POLICY, TrustPolicy, source_state
 from memlineage.recall.embed import EmbedderId, Vectors
-from memlineage.store.protocol import Head, StoredKinds
+from memlineage.store.protocol import Head, HeadState, StoredKinds
 from memlineage.store.rows import (
     ARTIFACT_COLUMNS,
     ARTIFACTS,
@@ -68,6 +68,19 @@ def events_statement(
     return sql + " ORDER BY seq", params
 
 
+def head_state_statement(tenant: str, subject: str) -> Statement:
+    """``SqlReader.head_state``'s statement."""
+    return (
+        "SELECT c.high_water, c.epoch, c.ops, a.artifact_id, a.source_epoch,"
+        " a.covers_through, a.bypassed, s.status, s.reason FROM clocks c JOIN aliases a"
+        " ON a.tenant = c.tenant AND a.subject = c.subject"
+        " LEFT JOIN artifact_status s ON s.tenant = a.tenant AND s.subject = a.subject"
+        " AND s.id = a.artifact_id"
+        " WHERE c.tenant = ? AND c.subject = ?",
+        (tenant, subject),
+    )
+
+
 def operations_statement(tenant: str, subject: str, after: int = 0) -> Statement:
     """``SqlReader.operations``'s statement: the subject's operations in order (those
     numbered after ``after``)."""
@@ -87,11 +100,13 @@ class SqlReader:
         tenant: str,
         text_search: TextSearch | None = None,
         policy: TrustPolicy = DEFAULT_POLICY,
+        scope: object | None = None,
     ):
         self.tx = tx
         self.tenant = tenant
         self.text_search = text_search
         self.policy = policy  # the store's, for the validity check of vectors()
+        self.scope = scope  # the store, whose reads recall keeps per process (recall/kept.py)
 
     def search(self, subject: str, terms: list[str]) -> list[Match]:
         """The ids of the subject's events that match any of ``terms``, with the
@@ -170,6 +185,16 @@ class SqlReader:
         row = self.tx.one(*head_statement(self.tenant, subject))
         return head_from_row(row) if row is not None else None
 
+    def head_state(self, subject: str) -> HeadState | None:
+        """Clock, alias, operation counter and the alias's artifact's status, in one
+        statement that reads no manifest, output or gate."""
+        row = self.tx.one(*head_state_statement(self.tenant, subject))
+        if row is None:
+            return None
+        high_water, epoch, ops, artifact_id, source_epoch, covers, bypassed, status, why = row
+        alias = Alias(artifact_id, int(source_epoch), int(covers), bool(bypassed))
+        return HeadState(Clock(int(high_water), int(epoch)), alias, int(ops), status, why)
+
     def events(self, subject: str, *, after: int = 0, through: int | None = None) -> list[Event]:
         return [
             event_from_row(r)
@@ -210,8 +235,10 @@ class SqlReader:
         )
         return Alias(row[0], int(row[1]), int(row[2]), bool(row[3]))
 
-    def operations(self, subject: str) -> list[Operation]:
-        return [op_from_row(r) for r in self.tx.all(*operations_statement(self.tenant, subject))]
+    def operations(self, subject: str, *, after: int = 0) -> list[Operation]:
+        """The subject's operations in order (those numbered after ``after``)."""
+        statement = operations_statement(self.tenant, subject, after)
+        return [op_from_row(r) for r in self.tx.all(*statement)]
 
     def artifact(
         self, artifact_id: str, subject: str | None = None, *, output: bool = True

@@ -52,6 +52,8 @@ def test_a_kept_recall_sees_a_revocation_and_a_quarantine_made_elsewhere(db_url:
         in_another_process(db_url, 'memory.revoke("e4", reason="said in jest")\n')
         for query in (None, "kayak locker"):
             assert "red kayak" not in shown(memory, query)
+        assert "My locker code is 4471." in shown(memory, "kayak locker")
+        assert "I live in Lisbon." in shown(memory)
         memory.add([{"id": "e5", "subject": SUBJECT, "text": "I sold the kayak."}])
         assert "I sold the kayak." in shown(memory, "kayak")
         in_another_process(db_url, 'memory.trust("e5", taint=["prompt-injection"])\n')
@@ -72,7 +74,27 @@ def test_a_kept_summary_gives_way_to_one_published_elsewhere(db_url: str) -> Non
         )
         again = memory.recall(SUBJECT, query="Porto", budget=300)
         assert again.mode == "summary" and again.artifact_id != first.artifact_id
-        assert "Ship it to Porto." in render(again, "markdown")
+        assert [e.id for e in first.tail] == ["e4"] and again.tail == ()
+        text = render(again, "markdown")
+        assert text.count("Ship it to Porto.") == 1 and text.count("red kayak") == 1
+
+
+def test_a_raw_subject_summarised_elsewhere_is_read_from_its_summary(db_url: str) -> None:
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add([{"id": "r1", "subject": SUBJECT, "text": "I live in Lisbon."}])
+        memory.work()
+        assert memory.recall(SUBJECT, query="Lisbon", budget=300).mode == "raw"
+        in_another_process(
+            db_url,
+            """
+            memory.add([{"id": "r2", "subject": "user-1", "text": "I moved to Porto."}])
+            assert memory.consolidate("user-1").switched
+            """,
+        )
+        again = memory.recall(SUBJECT, query="Lisbon Porto", budget=300)
+        assert again.mode == "summary" and again.tail == ()
+        text = render(again, "markdown")
+        assert text.count("I live in Lisbon.") == 1 and text.count("I moved to Porto.") == 1
 
 
 def test_an_erasure_in_another_process_leaves_nothing_in_a_kept_recall(db_url: str) -> None:

@@ -452,7 +452,7 @@ class Memory:
         meaning: Meaning | None = None
         gathered = []
         for n, name in enumerate(names):
-            with self.store.reader(self.tenant) as reader:
+            with self.store.reader(self.tenant, pipelined=True) as reader:
                 if n == 0:  # in the first snapshot: no transaction of its own
                     meaning = self._meaning(query, reader)
                 gathered.append(

@@ -19,8 +19,14 @@ here per store object (``Reader.scope``):
   erasure stales every artifact citing the event, which a recall then no longer
   uses; the erasing process also empties these caches (meaning/caches.py).
 
-Both are bounded by what they hold (operations; an output's parts), the subjects
-used last kept.
+- **Where the last recall of a subject read from** (the summary's coverage, or
+  the whole subject when it was raw, and whether it had cold events): the next
+  recall reads the head and, in the same round trip, the events after that
+  point and the query's full-text matches (``Reader.recall_read``); a head that
+  says otherwise has them read again in the same snapshot.
+
+All are bounded by what they hold (operations; an output's parts; subjects), the
+subjects used last kept.
 """
 
 from __future__ import annotations
@@ -60,6 +66,15 @@ class Published:
 
 
 @dataclass(frozen=True)
+class LastRecall:
+    """What the subject's last recall found: a guess at what the next one will read,
+    which that one's head confirms or belies in its own snapshot."""
+
+    events_after: int  # its summary's coverage (0: it was raw, every event was read)
+    cold: bool  # the summary left events cold, which a query's words may match
+
+
+@dataclass(frozen=True)
 class StatementPassages:
     """A summary's statements as passages, for the unresolved conflicts they show."""
 
@@ -74,6 +89,9 @@ _lock = threading.Lock()  # a server recalls on several threads
 _folds: _Caches[tuple[str, str], _Fold] = weakref.WeakKeyDictionary()
 _published: _Caches[tuple[str, str], Published] = weakref.WeakKeyDictionary()
 _statements: _Caches[tuple[str, str], StatementPassages] = weakref.WeakKeyDictionary()
+_last: _Caches[tuple[str, str], LastRecall] = weakref.WeakKeyDictionary()
+#: subjects whose last recall is kept, per store (a few dozen bytes each)
+KEPT_SUBJECTS = 1 << 16
 
 
 def _of(
@@ -155,6 +173,21 @@ def statement_passages(
     return found.passages
 
 
+def last_recall(reader: Reader, subject: str) -> LastRecall | None:
+    if reader.scope is None:
+        return None
+    return _of(_last, reader.scope, _one, KEPT_SUBJECTS).get((reader.tenant, subject))
+
+
+def recalled(reader: Reader, subject: str, found: LastRecall) -> None:
+    if reader.scope is not None:
+        _of(_last, reader.scope, _one, KEPT_SUBJECTS).keep((reader.tenant, subject), found)
+
+
+def _one(_: LastRecall) -> int:
+    return 1
+
+
 def _parts(found: Published) -> int:
     output = found.artifact.output
     return deltas.parts(output) if output is not None else 1
@@ -166,6 +199,7 @@ def forget() -> None:
         _folds.clear()
         _published.clear()
         _statements.clear()
+        _last.clear()
 
 
 caches.register(forget)

@@ -134,11 +134,6 @@ def layout(budget: int | None = None) -> Layout:
     def both(make: Any) -> int:
         return max(count_tokens(make("markdown") + "\n"), count_tokens(make("text") + "\n"))
 
-    def line(passage: Passage) -> int:
-        body, date = passage_body(passage), shown_date(passage.at)
-        prose = count_tokens(_prose_line(body, date, passage.conflict) + "\n")
-        return max(prose, count_tokens(_json_line(body, date, passage.conflict) + ","))
-
     def subject(name: str) -> int:
         block = _json({name: {}}).rstrip("\n") + ","
         return max(both(lambda f: subject_header(name, f)), count_tokens(block))
@@ -155,13 +150,30 @@ def layout(budget: int | None = None) -> Layout:
         "leftOut": _FOOTER_RESERVE,
     }
     return Layout(
-        line=line,
+        line=line_tokens,
         subject_header=subject,
         section_header=section,
         footer=both(lambda f: footer(_FOOTER_RESERVE, f)),
         fixed=count_tokens(_json(envelope)),
         floor=line_floor,
     )
+
+
+# Where a passage keeps its line's cost: a pure function of the fields its line shows
+# (not of its score or similarity, which ``copied`` changes and carries it over), and
+# a summary's statements are the same passages from one recall to the next (kept.py).
+_LINE_TOKENS = "_line_tokens"
+
+
+def line_tokens(passage: Passage) -> int:
+    """A passage's line cost: the larger of its prose line's tokens and its JSON line's."""
+    found: int | None = passage.__dict__.get(_LINE_TOKENS)
+    if found is None:
+        body, date = passage_body(passage), shown_date(passage.at)
+        prose = count_tokens(_prose_line(body, date, passage.conflict) + "\n")
+        found = max(prose, count_tokens(_json_line(body, date, passage.conflict) + ","))
+        passage.__dict__[_LINE_TOKENS] = found
+    return found
 
 
 def line_floor(passage: Passage) -> int:

@@ -15,7 +15,7 @@ the tail, or in raw mode the valid events; context.py ranks and packs them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from memlineage.consolidation.alias import why_not_published, why_not_summary
 from memlineage.consolidation.parts import event_parts
@@ -41,7 +41,7 @@ from memlineage.recall.fusion import Meaning, cosines_of, nearest, relevance
 from memlineage.recall.prompt import layout
 from memlineage.recall.relevance import bm25, named
 from memlineage.recall.results import LeftOut, Recall, RecallSet
-from memlineage.store.protocol import Reader, StoredKinds
+from memlineage.store.protocol import HeadState, Reader, StoredKinds
 
 
 def recall(
@@ -82,60 +82,126 @@ def gather(
     event kind. ``meaning`` (the query's vector) adds the cold events nearest the
     query to those its words matched, and gives each candidate its similarity.
     """
-    state = reader.head_state(subject)
-    if state is None:
-        return Recall(subject, "raw", why_not_summary(None) or "", query=query), []
-    folded = kept.folded_operations(reader, subject, state, policy)
     terms = query_terms(query)
+    read = _read(reader, subject, policy, terms, with_items=with_items)
+    if read is None:
+        return Recall(subject, "raw", why_not_summary(None) or "", query=query), []
+    if read.summary is not None:
+        found, passages = _summary_recall(reader, subject, read, read.summary, query)
+    else:
+        found, passages = _raw_recall(subject, read, query)
+    if terms and found.cold:
+        # Passages are built from valid events only; the cold events the index
+        # matches are read back and checked against the raw layer's rules in this
+        # same snapshot, so a revoked, superseded, lost, quarantined or erased
+        # event never comes back. finish() scores every candidate.
+        matched = read.matching if read.matching is not None else reader.matching(subject, terms)
+        passages += _cold_passages(reader, found, set(matched), read.folded, len(passages))
+    if terms and meaning is not None:
+        passages = _by_meaning(reader, found, passages, meaning, read.folded)
+    return found, passages
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What a recall read of its subject, in its snapshot: the head's state and its
+    operations folded, the summary when it may be used, the events after it (every
+    event when it may not) with their stored kinds (None: not asked, or no event),
+    and the query's full-text matches (None: not read yet)."""
+
+    state: HeadState
+    folded: Folded
+    summary: kept.Published | None
+    reason: str
+    events: list[Event]
+    kinds: StoredKinds | None
+    matching: list[str] | None
+    ranked: bool  # the recall ranks: it needs the events' kinds
+
+
+def _read(
+    reader: Reader, subject: str, policy: TrustPolicy, terms: list[str], *, with_items: bool
+) -> _Read | None:
+    """The subject as a recall reads it, in as few round trips as the last recall's
+    guess allows (kept.py): the head, the events after the summary's coverage and the
+    query's matches together, then only what the head says the guess missed."""
+    last = kept.last_recall(reader, subject)
+    guess = last.events_after if last is not None else None
+    match_now = bool(terms) and (last is None or last.cold)
+    first = reader.recall_read(
+        subject, events_after=guess, kinds=with_items, terms=terms if match_now else ()
+    )
+    state = first.state
+    if state is None:
+        return None
+    folded = kept.folded_operations(reader, subject, state, policy)
     reason = why_not_published(state.clock, state.alias, state.status)
     summary = None
     if reason is None:
         summary = kept.published(reader, subject, state.alias.artifact_id, _summary_text)
         if summary is None:
             reason = why_not_published(state.clock, state.alias, state.status, whole=False)
-    if summary is not None:
-        artifact = summary.artifact
-        assert artifact.output is not None
-        output = artifact.output
-        covered = state.alias.covers_through
-        tail = reader.events(subject, after=covered)
-        judged_tail = judged(tail, folded)
-        by_id = judged_tail.conflicts
-        found = Recall(
-            subject,
-            "summary",
-            "summary is fresh",
-            artifact_id=artifact.id,
-            covers_through=covered,
-            claims=output.claims,
-            open_items=output.open_items,
-            conflicts=tuple(by_id[c] for c in output.unresolved_conflicts if c in by_id),
-            summary=summary.summary,
-            tail=tuple(e for e in tail if judged_tail.is_valid(e)),
-            statements=output.statements,
-            cold=output.cold,
-            query=query,
-        )
-        passages = _summary_passages(reader, found, output, folded, with_items=with_items)
-    else:
-        events = reader.events(subject)
-        judged_all = judged(events, folded)
-        valid = tuple(e for e in events if judged_all.is_valid(e))
-        ids = {e.id for e in valid}
-        conflicts = tuple(c for c in judged_all.unresolved if c.a in ids and c.b in ids)
-        found = Recall(subject, "raw", reason or "", conflicts=conflicts, events=valid, query=query)
-        kinds = _item_kinds(reader, subject, valid) if with_items else None
-        passages = _event_passages(subject, "raw", valid, conflicts, kinds)
-    if terms and found.cold:
-        # Passages are built from valid events only; the cold events the index
-        # matches are read back and checked against the raw layer's rules in this
-        # same snapshot, so a revoked, superseded, lost, quarantined or erased
-        # event never comes back. finish() scores every candidate.
-        matched = set(reader.matching(subject, terms))
-        passages += _cold_passages(reader, found, matched, folded, len(passages))
-    if terms and meaning is not None:
-        passages = _by_meaning(reader, found, passages, meaning, folded)
-    return found, passages
+    after = state.alias.covers_through if summary is not None else 0
+    events, kinds = first.events, first.kinds
+    if events is None or guess != after:
+        events = reader.events(subject, after=after)
+        kinds = reader.stored_kinds(subject, after=after) if with_items and events else None
+    cold = summary is not None and bool(summary.artifact.output and summary.artifact.output.cold)
+    kept.recalled(reader, subject, kept.LastRecall(after, cold))
+    return _Read(
+        state,
+        folded,
+        summary,
+        reason or "summary is fresh",
+        events,
+        kinds,
+        first.matching,
+        with_items,
+    )
+
+
+def _summary_recall(
+    reader: Reader, subject: str, read: _Read, summary: kept.Published, query: str | None
+) -> tuple[Recall, list[Passage]]:
+    """A fresh summary's recall: its statements, the tail after it, the conflicts."""
+    artifact = summary.artifact
+    assert artifact.output is not None
+    output = artifact.output
+    judged_tail = judged(read.events, read.folded)
+    by_id = judged_tail.conflicts
+    found = Recall(
+        subject,
+        "summary",
+        read.reason,
+        artifact_id=artifact.id,
+        covers_through=read.state.alias.covers_through,
+        claims=output.claims,
+        open_items=output.open_items,
+        conflicts=tuple(by_id[c] for c in output.unresolved_conflicts if c in by_id),
+        summary=summary.summary,
+        tail=tuple(e for e in read.events if judged_tail.is_valid(e)),
+        statements=output.statements,
+        cold=output.cold,
+        query=query,
+    )
+    return found, _summary_passages(reader, found, output, read)
+
+
+def _raw_recall(subject: str, read: _Read, query: str | None) -> tuple[Recall, list[Passage]]:
+    """A subject without a fresh summary: its valid events, with their conflicts."""
+    judged_all = judged(read.events, read.folded)
+    valid = tuple(e for e in read.events if judged_all.is_valid(e))
+    ids = {e.id for e in valid}
+    conflicts = tuple(c for c in judged_all.unresolved if c.a in ids and c.b in ids)
+    found = Recall(subject, "raw", read.reason, conflicts=conflicts, events=valid, query=query)
+    return found, _event_passages(subject, "raw", valid, conflicts, _kinds_of(valid, read))
+
+
+def _kinds_of(events: Sequence[Event], read: _Read) -> dict[str, tuple[str, ...]] | None:
+    """``events``' item kinds (None: a recall that does not rank reads none)."""
+    if not read.ranked:
+        return None
+    return _kinds_by_id(events, read.kinds) if read.kinds is not None else {}
 
 
 def _summary_text(artifact: Artifact) -> str:
@@ -292,14 +358,7 @@ def _sides(conflicts: Sequence[Conflict]) -> dict[str, str]:
     return {side: c.id for c in conflicts if not c.resolved for side in (c.a, c.b)}
 
 
-def _summary_passages(
-    reader: Reader,
-    found: Recall,
-    output: Output,
-    folded: Folded,
-    *,
-    with_items: bool,
-) -> list[Passage]:
+def _summary_passages(reader: Reader, found: Recall, output: Output, read: _Read) -> list[Passage]:
     """The statements of a fresh summary, the tail after it, and any conflict side missing.
 
     An artifact stored before summaries had statements has none: its covered,
@@ -321,13 +380,11 @@ def _summary_passages(
     else:
         cold = set(output.cold)
         covered = reader.events(subject, through=found.covers_through)
-        state = judged(covered, folded)
+        state = judged(covered, read.folded)
         hot = [e for e in covered if state.is_valid(e) and e.id not in cold]
         for event in hot:
             passages += _event_passage(subject, "summary", event, len(passages), open_ids, sides)
-    kinds = None
-    if with_items:
-        kinds = _item_kinds(reader, subject, found.tail, after=found.covers_through)
+    kinds = _kinds_of(found.tail, read)
     passages += _event_passages(subject, "tail", found.tail, found.conflicts, kinds, len(passages))
     return passages + _missing_sides(reader, found, passages, open_ids, sides)
 
@@ -416,15 +473,6 @@ def _missing_sides(
             found.subject, "summary", event, len(passages) + len(out), open_ids, sides
         )
     return out
-
-
-def _item_kinds(
-    reader: Reader, subject: str, events: Sequence[Event], *, after: int = 0
-) -> dict[str, tuple[str, ...]]:
-    """Event id -> the item kinds of ``events`` (all after ``after``), in the reader's snapshot."""
-    if not events:
-        return {}
-    return _kinds_by_id(events, reader.stored_kinds(subject, after=after))
 
 
 def _kinds_by_id(events: Sequence[Event], stored: StoredKinds) -> dict[str, tuple[str, ...]]:

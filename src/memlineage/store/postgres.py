@@ -352,6 +352,9 @@ class PostgresStore(SqlStore):
     def _pipelined_write(self) -> Any:
         return self._transaction(read_only=False, pipelined=True)
 
+    def _pipelined_read(self) -> Any:
+        return self._transaction(read_only=True, pipelined=True)
+
     def _read_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
         with self._driver_errors(), self.pool.connection() as conn:  # autocommit
             return conn.execute(_pg(sql), params).fetchall()

@@ -308,6 +308,17 @@ class HeadState:
     reason: str | None
 
 
+@dataclass(frozen=True)
+class RecallRead:
+    """``Reader.recall_read``: the head's state and what was asked with it (None: not
+    asked)."""
+
+    state: HeadState | None
+    events: list[Event] | None
+    kinds: StoredKinds | None
+    matching: list[str] | None
+
+
 class Reader(Protocol):
     tenant: str
     #: what a reader's per-process caches are kept per (the store object); None: none
@@ -315,6 +326,9 @@ class Reader(Protocol):
 
     def head(self, subject: str) -> Head | None: ...
     def head_state(self, subject: str) -> HeadState | None: ...
+    def recall_read(
+        self, subject: str, *, events_after: int | None, kinds: bool, terms: Sequence[str]
+    ) -> RecallRead: ...
     def events(
         self, subject: str, *, after: int = 0, through: int | None = None
     ) -> list[Event]: ...
@@ -559,7 +573,7 @@ class Store(
         """Close, and remove what opening created where the backend created it (a file)."""
         ...
 
-    def reader(self, tenant: str) -> AbstractContextManager[Reader]: ...
+    def reader(self, tenant: str, *, pipelined: bool = False) -> AbstractContextManager[Reader]: ...
     def append(
         self, tenant: str, events: Sequence[NewEvent], progress: Progress | None = None
     ) -> list[Appended]: ...

@@ -9,7 +9,7 @@ from memlineage.meaning import extract
 from memlineage.model import Alias, Artifact, Clock, Event, Operation
 from memlineage.raw.validity import DEFAULT_POLICY, TrustPolicy, source_state
 from memlineage.recall.embed import EmbedderId, Vectors
-from memlineage.store.protocol import Head, HeadState, StoredKinds
+from memlineage.store.protocol import Head, HeadState, RecallRead, StoredKinds
 from memlineage.store.rows import (
     ARTIFACT_COLUMNS,
     ARTIFACTS,
@@ -79,6 +79,53 @@ def head_state_statement(tenant: str, subject: str) -> Statement:
         " WHERE c.tenant = ? AND c.subject = ?",
         (tenant, subject),
     )
+
+
+def head_state_from_rows(rows: Sequence[Sequence[Any]]) -> HeadState | None:
+    """The rows of ``head_state_statement`` (one, or none: no such subject)."""
+    if not rows:
+        return None
+    high_water, epoch, ops, artifact_id, source_epoch, covers, bypassed, status, why = rows[0]
+    alias = Alias(artifact_id, int(source_epoch), int(covers), bool(bypassed))
+    return HeadState(Clock(int(high_water), int(epoch)), alias, int(ops), status, why)
+
+
+def kinds_statement(
+    tenant: str,
+    subject: str,
+    after: int,
+    seqs: Sequence[int] = (),
+    or_after: int | None = None,
+) -> Statement:
+    """The watermark and the kinds rows after ``after`` (of ``seqs`` only, when given,
+    and of those after ``or_after``).
+
+    The clock row comes back even without a kinds row (the LEFT JOIN), with
+    the watermark; none comes back when the kinds are of other rules.
+    """
+    only = ""
+    extra: tuple[int, ...] = ()
+    if seqs:
+        among = f"k.seq IN ({marks(len(seqs))})"
+        if or_after is None:
+            only = f" AND {among}"
+        else:
+            only, extra = f" AND ({among} OR k.seq > ?)", (or_after,)
+    return (
+        "SELECT c.kinds_through, k.seq, k.kinds FROM clocks c LEFT JOIN event_kinds k"
+        " ON k.tenant = c.tenant AND k.subject = c.subject AND k.seq > ?"
+        f" AND k.seq <= c.kinds_through{only}"
+        " WHERE c.tenant = ? AND c.subject = ? AND c.kinds_rules = ?",
+        (after, *seqs, *extra, tenant, subject, extract.RULES_VERSION),
+    )
+
+
+def kinds_from_rows(rows: Sequence[Sequence[Any]]) -> StoredKinds:
+    """The rows of ``kinds_statement`` as the watermark and each seq's kinds."""
+    if not rows:
+        return StoredKinds(0, {})
+    kinds = {int(seq): tuple(text.split(",")) for _, seq, text in rows if seq is not None}
+    return StoredKinds(int(rows[0][0]), kinds)
 
 
 def operations_statement(tenant: str, subject: str, after: int = 0) -> Statement:
@@ -154,31 +201,32 @@ class SqlReader:
     def _kinds(
         self, subject: str, after: int, seqs: Sequence[int], or_after: int | None = None
     ) -> StoredKinds:
-        """One query: the watermark and the kinds rows (of ``seqs`` only, when given,
-        and of those after ``or_after``).
-
-        The clock row comes back even without a kinds row (the LEFT JOIN), with
-        the watermark; none comes back when the kinds are of other rules.
-        """
-        only = ""
-        extra: tuple[int, ...] = ()
-        if seqs:
-            among = f"k.seq IN ({marks(len(seqs))})"
-            if or_after is None:
-                only = f" AND {among}"
-            else:
-                only, extra = f" AND ({among} OR k.seq > ?)", (or_after,)
-        rows = self.tx.all(
-            "SELECT c.kinds_through, k.seq, k.kinds FROM clocks c LEFT JOIN event_kinds k"
-            " ON k.tenant = c.tenant AND k.subject = c.subject AND k.seq > ?"
-            f" AND k.seq <= c.kinds_through{only}"
-            " WHERE c.tenant = ? AND c.subject = ? AND c.kinds_rules = ?",
-            (after, *seqs, *extra, self.tenant, subject, extract.RULES_VERSION),
+        return kinds_from_rows(
+            self.tx.all(*kinds_statement(self.tenant, subject, after, seqs, or_after))
         )
-        if not rows:
-            return StoredKinds(0, {})
-        kinds = {int(seq): tuple(text.split(",")) for _, seq, text in rows if seq is not None}
-        return StoredKinds(int(rows[0][0]), kinds)
+
+    def recall_read(
+        self, subject: str, *, events_after: int | None, kinds: bool, terms: Sequence[str]
+    ) -> RecallRead:
+        """The head's state and, guessed from the last recall, the events after
+        ``events_after`` (with their stored kinds when ``kinds``) and the ids of the
+        events matching ``terms`` (when any): one round trip on PostgreSQL. A guess
+        the state belies is read again by the caller, in this same snapshot."""
+        statements = [head_state_statement(self.tenant, subject)]
+        if events_after is not None:
+            statements.append(events_statement(self.tenant, subject, events_after))
+            if kinds:
+                statements.append(kinds_statement(self.tenant, subject, events_after))
+        if terms:
+            statements.append(self._text_search().matching_statement(self.tenant, subject, terms))
+        found = iter(self.tx.all_together(statements))
+        state = head_state_from_rows(next(found))
+        events = stored = None
+        if events_after is not None:
+            events = [event_from_row(r) for r in next(found)]
+            stored = kinds_from_rows(next(found)) if kinds else None
+        matching = [r[0] for r in next(found)] if terms else None
+        return RecallRead(state, events, stored, matching)
 
     def head(self, subject: str) -> Head | None:
         """Clock, alias and the alias's artifact (of this subject), in one statement."""
@@ -188,12 +236,7 @@ class SqlReader:
     def head_state(self, subject: str) -> HeadState | None:
         """Clock, alias, operation counter and the alias's artifact's status, in one
         statement that reads no manifest, output or gate."""
-        row = self.tx.one(*head_state_statement(self.tenant, subject))
-        if row is None:
-            return None
-        high_water, epoch, ops, artifact_id, source_epoch, covers, bypassed, status, why = row
-        alias = Alias(artifact_id, int(source_epoch), int(covers), bool(bypassed))
-        return HeadState(Clock(int(high_water), int(epoch)), alias, int(ops), status, why)
+        return head_state_from_rows(self.tx.all(*head_state_statement(self.tenant, subject)))
 
     def events(self, subject: str, *, after: int = 0, through: int | None = None) -> list[Event]:
         return [

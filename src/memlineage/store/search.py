@@ -18,9 +18,10 @@ the raw layer's rules hold valid in the same snapshot (recall.py).
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memlineage.store.sql import Tx
+from memlineage.store.sql import Statement, Tx
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,14 @@ class TextSearch(abc.ABC):
     @abc.abstractmethod
     def search(self, tx: Tx, tenant: str, subject: str, terms: list[str]) -> list[Match]: ...
 
+    def matching(self, tx: Tx, tenant: str, subject: str, terms: list[str]) -> list[str]:
+        if not terms:
+            return []
+        return [r[0] for r in tx.all(*self.matching_statement(tenant, subject, terms))]
+
     @abc.abstractmethod
-    def matching(self, tx: Tx, tenant: str, subject: str, terms: list[str]) -> list[str]: ...
+    def matching_statement(self, tenant: str, subject: str, terms: Sequence[str]) -> Statement:
+        """``matching``'s statement, for terms that are not empty."""
 
 
 def scope_token(tenant: str, subject: str) -> str:
@@ -67,14 +74,11 @@ class Fts5Search(TextSearch):
         rows = tx.all(self.SQL, (self._expression(tenant, subject, terms), tenant, subject))
         return [Match(r[0], float(r[1])) for r in rows]
 
-    def matching(self, tx: Tx, tenant: str, subject: str, terms: list[str]) -> list[str]:
-        if not terms:
-            return []
-        expression = self._expression(tenant, subject, terms)
-        return [r[0] for r in tx.all(self.MATCHING_SQL, (expression, tenant, subject))]
+    def matching_statement(self, tenant: str, subject: str, terms: Sequence[str]) -> Statement:
+        return self.MATCHING_SQL, (self._expression(tenant, subject, terms), tenant, subject)
 
     @staticmethod
-    def _expression(tenant: str, subject: str, terms: list[str]) -> str:
+    def _expression(tenant: str, subject: str, terms: Sequence[str]) -> str:
         # Terms are word characters only, so quoting each makes it a plain token
         # (never an operator such as AND, NOT or NEAR).
         words = " OR ".join(f'"{t}"' for t in terms)
@@ -96,7 +100,5 @@ class TsvectorSearch(TextSearch):
         rows = tx.all(self.SQL, (" | ".join(terms), tenant, subject))
         return [Match(r[0], float(r[1])) for r in rows]
 
-    def matching(self, tx: Tx, tenant: str, subject: str, terms: list[str]) -> list[str]:
-        if not terms:
-            return []
-        return [r[0] for r in tx.all(self.MATCHING_SQL, (" | ".join(terms), tenant, subject))]
+    def matching_statement(self, tenant: str, subject: str, terms: Sequence[str]) -> Statement:
+        return self.MATCHING_SQL, (" | ".join(terms), tenant, subject)

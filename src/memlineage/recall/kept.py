@@ -38,11 +38,12 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from memlineage.meaning import caches
-from memlineage.model import Artifact, Conflict, Operation, OpKind
+from memlineage.model import Artifact, Conflict
 from memlineage.raw.validity import Folded, TrustPolicy, fold_operations
 from memlineage.recall.context import Passage
 from memlineage.store import deltas
 from memlineage.store.protocol import HeadState, Reader
+from memlineage.store.reader import operations_follow_on
 
 #: operations kept per store in all, and published outputs' parts
 KEPT_OPERATIONS = 1 << 18
@@ -52,7 +53,7 @@ KEPT_PARTS = 1 << 20
 @dataclass(frozen=True)
 class _Fold:
     ops: int  # the clock's operation counter they were read at
-    operations: tuple[Operation, ...]
+    count: int  # how many operations were folded (what the cache is bounded by)
     policy: TrustPolicy  # the store's, the fold's starting point
     folded: Folded
 
@@ -110,13 +111,13 @@ def folded_operations(
     """The subject's operations folded, as of ``state`` (read in the same snapshot)."""
     if reader.scope is None:
         return fold_operations(reader.operations(subject), policy)
-    kept = _of(_folds, reader.scope, lambda f: len(f.operations), KEPT_OPERATIONS)
+    kept = _of(_folds, reader.scope, lambda f: f.count, KEPT_OPERATIONS)
     key = (reader.tenant, subject)
     last = kept.get(key)
     found = _continued(reader, subject, state, policy, last) if last is not None else None
     if found is None:
-        operations = tuple(reader.operations(subject))
-        found = _Fold(state.ops, operations, policy, fold_operations(operations, policy))
+        operations = reader.operations(subject)
+        found = _Fold(state.ops, len(operations), policy, fold_operations(operations, policy))
     kept.keep(key, found)
     return found.folded
 
@@ -130,12 +131,10 @@ def _continued(
     if state.ops == last.ops:
         return last
     new = reader.operations(subject, after=last.ops)
-    if [op.op_seq for op in new] != list(range(last.ops + 1, state.ops + 1)):
-        return None  # not the operations this process read before these
-    if any(op.kind is OpKind.ERASE for op in new):
+    if not operations_follow_on(new, last.ops, state.ops):
         return None
     folded = fold_operations(new, policy, after=last.folded)
-    return _Fold(state.ops, last.operations + tuple(new), policy, folded)
+    return _Fold(state.ops, last.count + len(new), policy, folded)
 
 
 def published(

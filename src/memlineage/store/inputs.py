@@ -40,13 +40,14 @@ from typing import Any
 
 from memlineage.meaning import caches
 from memlineage.meaning.extract import RULES_VERSION
-from memlineage.model import Artifact, Event, Item, OpKind, Output
+from memlineage.model import Artifact, Event, Item, Output
 from memlineage.store import deltas
 from memlineage.store.protocol import Head, SubjectInput
 from memlineage.store.reader import (
     events_statement,
     head_from_row,
     head_statement,
+    operations_follow_on,
     operations_statement,
 )
 from memlineage.store.rows import (
@@ -230,10 +231,8 @@ def _read_after(
         return None
     ops = int(heads[0][-1])
     new_ops = tuple(op_from_row(r) for r in op_rows)
-    if [op.op_seq for op in new_ops] != list(range(known.ops + 1, ops + 1)):
-        return None  # not the operations this process read before these
-    if any(op.kind is OpKind.ERASE for op in new_ops):
-        return None  # an erasure rewrote an event's row
+    if not operations_follow_on(new_ops, known.ops, ops):
+        return None
     head = _with_output(store, read_together, tenant, subject, head_from_row(heads[0]))
     if head is None:
         return None

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memlineage.meaning import extract
-from memlineage.model import Alias, Artifact, Clock, Event, Operation
+from memlineage.model import Alias, Artifact, Clock, Event, Operation, OpKind
 from memlineage.raw.validity import DEFAULT_POLICY, TrustPolicy, source_state
 from memlineage.recall.embed import EmbedderId, Vectors
 from memlineage.store.protocol import Head, HeadState, RecallRead, StoredKinds
@@ -90,33 +90,19 @@ def head_state_from_rows(rows: Sequence[Sequence[Any]]) -> HeadState | None:
     return HeadState(Clock(int(high_water), int(epoch)), alias, int(ops), status, why)
 
 
-def kinds_statement(
-    tenant: str,
-    subject: str,
-    after: int,
-    seqs: Sequence[int] = (),
-    or_after: int | None = None,
-) -> Statement:
-    """The watermark and the kinds rows after ``after`` (of ``seqs`` only, when given,
-    and of those after ``or_after``).
+def kinds_statement(tenant: str, subject: str, after: int, seqs: Sequence[int] = ()) -> Statement:
+    """The watermark and the kinds rows after ``after`` (of ``seqs`` only, when given).
 
     The clock row comes back even without a kinds row (the LEFT JOIN), with
     the watermark; none comes back when the kinds are of other rules.
     """
-    only = ""
-    extra: tuple[int, ...] = ()
-    if seqs:
-        among = f"k.seq IN ({marks(len(seqs))})"
-        if or_after is None:
-            only = f" AND {among}"
-        else:
-            only, extra = f" AND ({among} OR k.seq > ?)", (or_after,)
+    only = f" AND k.seq IN ({marks(len(seqs))})" if seqs else ""
     return (
         "SELECT c.kinds_through, k.seq, k.kinds FROM clocks c LEFT JOIN event_kinds k"
         " ON k.tenant = c.tenant AND k.subject = c.subject AND k.seq > ?"
         f" AND k.seq <= c.kinds_through{only}"
         " WHERE c.tenant = ? AND c.subject = ? AND c.kinds_rules = ?",
-        (after, *seqs, *extra, tenant, subject, extract.RULES_VERSION),
+        (after, *seqs, tenant, subject, extract.RULES_VERSION),
     )
 
 
@@ -126,6 +112,17 @@ def kinds_from_rows(rows: Sequence[Sequence[Any]]) -> StoredKinds:
         return StoredKinds(0, {})
     kinds = {int(seq): tuple(text.split(",")) for _, seq, text in rows if seq is not None}
     return StoredKinds(int(rows[0][0]), kinds)
+
+
+def operations_follow_on(operations: Sequence[Operation], after: int, through: int) -> bool:
+    """Whether ``operations``, read as those numbered after ``after``, are every one up to
+    the clock's counter ``through`` and none an erasure: then what was read of the
+    subject before them (events, their fold) still holds, continued by them. False: not
+    the operations this process read before these (another database behind the same
+    store object), or an erasure rewrote rows; read the subject whole."""
+    if [op.op_seq for op in operations] != list(range(after + 1, through + 1)):
+        return False
+    return not any(op.kind is OpKind.ERASE for op in operations)
 
 
 def operations_statement(tenant: str, subject: str, after: int = 0) -> Statement:
@@ -175,35 +172,25 @@ class SqlReader:
         return self.text_search
 
     def stored_kinds(
-        self,
-        subject: str,
-        *,
-        after: int = 0,
-        seqs: Sequence[int] | None = None,
-        or_after: int | None = None,
+        self, subject: str, *, after: int = 0, seqs: Sequence[int] | None = None
     ) -> StoredKinds:
         """The item kinds stored for the subject's events after ``after``; only those of
         ``seqs`` when given (a read that follows the events asked about, not the
-        subject's history), and then also those of every event after ``or_after``
-        when given (a summary's cited events and its tail, in one read)."""
+        subject's history)."""
         if seqs is None:
             return self._kinds(subject, after, ())
         wanted = sorted(set(seqs))
         if not wanted:
-            return StoredKinds(0, {}) if or_after is None else self._kinds(subject, or_after, ())
+            return StoredKinds(0, {})
         through, kinds = 0, {}
         for chunk in chunks(wanted):
-            part = self._kinds(subject, after, chunk, or_after)
+            part = self._kinds(subject, after, chunk)
             through = part.through  # the same clock row in every chunk
             kinds.update(part.kinds)
         return StoredKinds(through, kinds)
 
-    def _kinds(
-        self, subject: str, after: int, seqs: Sequence[int], or_after: int | None = None
-    ) -> StoredKinds:
-        return kinds_from_rows(
-            self.tx.all(*kinds_statement(self.tenant, subject, after, seqs, or_after))
-        )
+    def _kinds(self, subject: str, after: int, seqs: Sequence[int]) -> StoredKinds:
+        return kinds_from_rows(self.tx.all(*kinds_statement(self.tenant, subject, after, seqs)))
 
     def recall_read(
         self, subject: str, *, events_after: int | None, kinds: bool, terms: Sequence[str]

@@ -12,6 +12,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import psycopg
@@ -67,6 +68,25 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def memory(db_url: str) -> Iterator[Memory]:
     with Memory(db_url, tenant="acme") as mem:
         yield mem
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[Any]:
+    """A fake OpenAI-compatible server on 127.0.0.1 (tests/llm_server.py), per module."""
+    from llm_server import running
+
+    with running() as server:
+        yield server
+
+
+@pytest.fixture
+def fresh_endpoints() -> Iterator[None]:
+    """What a server was seen to accept is remembered per process: not across tests."""
+    from memlineage.consolidation.generators.openai import forget_endpoints
+
+    forget_endpoints()
+    yield
+    forget_endpoints()
 
 
 @pytest.fixture

@@ -164,6 +164,7 @@ def correct_answer(doc: Doc, budget: int | None = None) -> Doc:
             at=e.get("at"),
             kind=e.get("kind"),
             project=e.get("project"),
+            speaker=e.get("speaker"),
             facts=tuple(Fact(**f) for f in e.get("facts", ())),
         )
         for e in doc["events"]

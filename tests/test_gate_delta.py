@@ -104,9 +104,9 @@ def whole_gate_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     runs: list[int] = []
     real = gate.check
 
-    def counted(*args: Any) -> GateReport:
+    def counted(*args: Any, **kwargs: Any) -> GateReport:
         runs.append(1)
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(gate, "check", counted)
     return runs

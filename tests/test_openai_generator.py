@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,6 @@ from llm_server import (
     empty_body,
     loop,
     oracle,
-    running,
     stall,
     status,
 )
@@ -40,7 +39,6 @@ from memlineage.consolidation.generators.openai import (
     OpenAIConfig,
     OpenAIGenerator,
     count_tokens,
-    forget_endpoints,
 )
 from memlineage.model import EVENT_KINDS, Artifact, ArtifactStatus, Event
 from memlineage.operations.worker import TimeLimited, tenant_generator
@@ -62,18 +60,7 @@ EVENTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeServer]:
-    with running() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def fresh_endpoints() -> Iterator[None]:
-    """What a server was seen to accept is remembered per process: not across tests."""
-    forget_endpoints()
-    yield
-    forget_endpoints()
+pytestmark = pytest.mark.usefixtures("fresh_endpoints")
 
 
 @pytest.fixture
@@ -150,12 +137,12 @@ def test_a_correct_answer_is_published_with_its_costs(mem: Memory, fake: FakeSer
     assert_reader_sees_the_source(mem)
     published_only_once(mem, artifact)
     manifest = artifact.manifest
-    assert manifest.prompt_version == prompt.PROMPT_VERSION == "consolidate-v2"
+    assert manifest.prompt_version == prompt.PROMPT_VERSION == "consolidate-v3"
     assert manifest.model_snapshot == SNAPSHOT  # what the server reported, not "fake-model"
     assert manifest.fallback is None
     [attempt] = manifest.attempts
     assert attempt["outcome"] == "passed" and attempt["modelSnapshot"] == SNAPSHOT
-    assert attempt["promptVersion"] == "consolidate-v2"
+    assert attempt["promptVersion"] == "consolidate-v3"
     assert attempt["usage"]["promptTokens"] > 0 and attempt["usage"]["totalTokens"] > 0
     assert attempt["latencyMs"] > 0 and attempt["responseFormat"] == "json_schema"
     [request] = fake.requests
@@ -604,7 +591,9 @@ def test_the_schema_sent_is_the_parser_s(mem: Memory, fake: FakeServer) -> None:
     claim = schema["properties"]["claims"]["items"]
     statement = schema["properties"]["statements"]["items"]
     assert tuple(claim["required"]) == tuple(claim["properties"]) == parse.CLAIM_FIELDS
-    assert tuple(statement["required"]) == parse.STATEMENT_FIELDS
+    # v3 asks for the optional fields too (nullable): a chat's speaker is kept
+    fields = parse.STATEMENT_FIELDS + parse.STATEMENT_OPTIONAL
+    assert tuple(statement["required"]) == tuple(statement["properties"]) == fields
     assert tuple(statement["properties"]["kind"]["anyOf"][0]["enum"]) == EVENT_KINDS
 
 

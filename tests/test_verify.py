@@ -133,3 +133,65 @@ def test_progress_reports_each_row_as_soon_as_it_is_done() -> None:
     seen: list[tuple[str, int]] = []
     verify(Counting(), SAMPLES[:1], progress=lambda row: seen.append((row.check, len(calls))))
     assert seen == [("sample", 1), ("unrelated_events", 2), ("regrouped", 3), ("retried", 5)]
+
+
+def _rewording(rewrite: Any) -> Any:
+    """A model that answers the honest document with every statement's text rewritten."""
+
+    def mutate(answer: Doc, doc: Doc) -> Doc:
+        for statement in answer["statements"]:
+            statement["text"] = rewrite(statement["text"])
+        return answer
+
+    return mutate
+
+
+def _drop_negations(text: str) -> str:
+    for negation in (" not", "n't", "never ", "no longer ", "Never ", "No, no "):
+        text = text.replace(negation, "")
+    return text
+
+
+def _swap_comparators(text: str) -> str:
+    pairs = {"under": "over", "before": "after", "at least": "at most", "over": "under"}
+    words = text.split(" ")
+    return " ".join(pairs.get(w, w) for w in words).replace("at least", "at most")
+
+
+@pytest.mark.parametrize("wording", ["extractive", "reworded"])
+@pytest.mark.parametrize(
+    "rewrite, failing",
+    [
+        (_drop_negations, {"double_negation", "negations", "speakers", "injected_instructions"}),
+        (_swap_comparators, {"close_numbers", "comparators", "revoked_sources"}),
+    ],
+    ids=["drops negations", "swaps comparators"],
+)
+def test_a_model_that_changes_meaning_in_words_is_not_certified(
+    fake: FakeServer, rewrite: Any, failing: set[str], wording: str
+) -> None:
+    fake.reset(default=oracle(_rewording(rewrite)))
+    config = OpenAIConfig(model="fake-model", base_url=fake.url, timeout=5, wording=wording)
+    result = verify(OpenAIGenerator(config))
+    assert not result.passed
+    assert failing <= set(result.failed_samples)
+
+
+def test_verify_judges_the_rendered_sentences() -> None:
+    """A phrase a reader needs (written by hand per sample) that the rendered summary does
+    not show fails the row, whatever the claims say; an event left to cold is exempt."""
+    from dataclasses import replace
+
+    from memlineage.consolidation.verify import _unsaid
+
+    speakers = next(s for s in SAMPLES if s.name == "speakers")
+    honest = speakers.output()
+    assert _unsaid(honest, speakers) == []
+    mute = replace(honest, statements=tuple(
+        replace(s, speaker=None) for s in honest.statements))  # fmt: skip
+    assert _unsaid(mute, speakers) == [
+        "the summary does not say 'Caroline: No, no pets'",
+        'the summary does not say "Melanie: I haven\'t done"',
+    ]
+    cold = replace(mute, cold=("m-1", "m-2"))
+    assert _unsaid(cold, speakers) == []

@@ -12,6 +12,7 @@ import functools
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from memlineage.consolidation.currency import UPDATED_SHOWN_AS_CURRENT, check_updates
 from memlineage.consolidation.parts import event_parts, shown_text
 from memlineage.consolidation.render import at_instant, shown_date
 from memlineage.consolidation.unit_checks import (
@@ -20,6 +21,14 @@ from memlineage.consolidation.unit_checks import (
     STATEMENT_PART_UNMARKED,
     check_event_units,
     quote,
+)
+from memlineage.consolidation.wording import (
+    CODES as WORDING_CODES,
+)
+from memlineage.consolidation.wording import (
+    EXTRACTIVE,
+    check_claim_texts,
+    check_statements,
 )
 from memlineage.meaning import caches
 from memlineage.meaning.binding import binding_reasons, shown_kind
@@ -83,6 +92,8 @@ CODES: tuple[str, ...] = (
     STATEMENT_PART_UNMARKED,
     STATEMENT_EVENTS_MERGED,
     EVENT_PARTS_INCOMPLETE,
+    *WORDING_CODES,
+    UPDATED_SHOWN_AS_CURRENT,
 )
 
 #: the item kinds whose values a statement may only name when a claim carries them
@@ -121,8 +132,13 @@ def check(
     open_items: Sequence[str],
     output: Output,
     selection: Sequence[Event],
+    *,
+    wording: str = EXTRACTIVE,
 ) -> GateReport:
-    """Check an output against the must-preserve set of its selection."""
+    """Check an output against the must-preserve set of its selection.
+
+    ``wording``: how a statement's words are judged (consolidation/wording.py).
+    """
     unresolved = [c for c in conflicts if not c.resolved]
     index = _ClaimIndex.build(output.claims)
     events = {e.id: e for e in selection}
@@ -134,6 +150,9 @@ def check(
     carried = _Carried(output.claims, items)
     failures += _check_statements(output, events, unresolved, carried)
     failures += check_event_units(output, events)
+    failures += check_statements(output.statements, events, wording)
+    failures += check_claim_texts(output.claims, events)
+    failures += check_updates(output, selection)
     failures += _check_coverage(carried, unresolved, open_items, output, selection)
     failures += _check_statement_fields(output, events, carried, open_items)
     return GateReport(passed=not failures, failures=tuple(failures), checked_items=len(items))

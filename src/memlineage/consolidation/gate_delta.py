@@ -32,9 +32,13 @@ from typing import TypeVar
 import numpy as np
 
 from memlineage.consolidation import gate
+from memlineage.consolidation import wording as wording_checks
+from memlineage.consolidation.currency import check_updates
 from memlineage.consolidation.unit_checks import check_event_units
+from memlineage.consolidation.wording import EXTRACTIVE
 from memlineage.meaning import caches
 from memlineage.meaning.extract import conflict_items_start
+from memlineage.meaning.updates import may_update
 from memlineage.model import (
     Claim,
     Conflict,
@@ -79,6 +83,7 @@ class Judged:
     event_items: list[Item]  # the items of its events, in order (conflict items after)
     unresolved: frozenset[ConflictIdentity]
     open_items: frozenset[str]
+    wording: str = EXTRACTIVE  # what its statements were judged by (consolidation/wording.py)
 
     @functools.cached_property
     def events(self) -> dict[str, Event]:
@@ -168,15 +173,19 @@ def check(
     output: Output,
     selection: Sequence[Event],
     base: Output | None,
+    *,
+    wording: str = EXTRACTIVE,
 ) -> GateReport:
     """``gate.check``'s report; on a delta of a ``base`` judged here, only the delta is read."""
-    judged = _on_base(base, items, conflicts, open_items, output, selection)
+    judged = _on_base(base, items, conflicts, open_items, output, selection, wording)
     if judged is not None:
         _remember(judged, replacing=base)
         return GateReport(passed=True, failures=(), checked_items=len(items))
-    report = gate.check(items, conflicts, open_items, output, selection)
+    report = gate.check(items, conflicts, open_items, output, selection, wording=wording)
     if report.passed:
-        _remember(_judged_whole(items, conflicts, open_items, output, selection))
+        whole = _judged_whole(items, conflicts, open_items, output, selection)
+        whole.wording = wording
+        _remember(whole)
     return report
 
 
@@ -309,15 +318,17 @@ def _on_base(
     open_items: Sequence[str],
     output: Output,
     selection: Sequence[Event],
+    wording: str,
 ) -> Judged | None:
     """The child's record when the output passes on the delta; None: judge it whole."""
     with _judged_lock:
         judged = _judged.get(id(base)) if base is not None else None
-    if judged is None or judged.output is not base:
+    if judged is None or judged.output is not base or judged.wording != wording:
         return None
     delta = _delta(judged, items, conflicts, open_items, output, selection)
-    if delta is None or _delta_failures(delta, judged):
+    if delta is None or _delta_failures(delta, judged, wording):
         return None
+    delta.child.wording = wording
     return delta.child
 
 
@@ -495,7 +506,7 @@ def _changed_statements(judged: Judged, output: Output) -> _Statements:
     return _Statements(added, before - every, every, stated)
 
 
-def _delta_failures(delta: _Delta, judged: Judged) -> list[GateFailure]:
+def _delta_failures(delta: _Delta, judged: Judged, wording: str) -> list[GateFailure]:
     """The gate's checks of what changed; any failure sends the output to the whole gate."""
     child = delta.child
     output, events = child.output, child.events
@@ -526,6 +537,9 @@ def _delta_failures(delta: _Delta, judged: Judged) -> list[GateFailure]:
         cited = {s: events[s] for st in delta.statements for s in st.derived_from if s in events}
         failures += gate._check_statements(changed, events, conflicts, carried)
         failures += gate._check_statement_fields(changed, cited, carried, delta.open_items)
+        failures += wording_checks.check_statements(delta.statements, events, wording)
+    if delta.removed or child.cold != judged.cold or any(may_update(e.text) for e in delta.tail):
+        failures += check_updates(output, child.selection)  # a new or a moved update
     by_source = child.statements_by_source
     touching = dict.fromkeys(s for e in sorted(moved) for s in by_source.get(e, ()))
     failures += check_event_units(replace(output, statements=tuple(touching)), events)
@@ -547,6 +561,7 @@ def _claim_and_item_failures(
     """Claims added or grown against what their events say; the tail's items covered."""
     reading = [events[e] for e in needed]  # every source of a changed claim among them
     failures = gate._check_claims(delta.claims, events, own_items, conflicts, reading)
+    failures += wording_checks.check_claim_texts(delta.claims, events)
     checked = delta.tail_items + delta.conflict_items
     child = delta.child
     own = child.claim_positions

@@ -30,7 +30,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memlineage.consolidation import collector, gate, gate_delta, parse
-from memlineage.consolidation.generators import prompt
 from memlineage.consolidation.generators.base import GenerationRequest, Generator
 from memlineage.consolidation.generators.chat import (
     ChatGenerator,
@@ -39,6 +38,7 @@ from memlineage.consolidation.generators.chat import (
     Repair,
 )
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.wording import wording_of
 from memlineage.model import (
     Artifact,
     ArtifactStatus,
@@ -106,7 +106,13 @@ def judge_output(output: Output, scope: GenerationRequest) -> GateReport:
     """Gate an output that is already typed (the built-in generator's) against a scope."""
     with collector.paused():
         return gate_delta.check(
-            scope.items, scope.conflicts, scope.open_items, output, scope.events, scope.parent
+            scope.items,
+            scope.conflicts,
+            scope.open_items,
+            output,
+            scope.events,
+            scope.parent,
+            wording=scope.wording,
         )
 
 
@@ -120,7 +126,11 @@ def generate(
 
     ``max_events_per_chunk`` regroups the selection into smaller batches even
     when it would fit (``verify`` uses it to check that grouping changes nothing).
+    The generator's configuration says how its statements' words are judged.
     """
+    wording = wording_of(generator)
+    if request.wording != wording:
+        request = replace(request, wording=wording)
     if isinstance(generator, ChatGenerator):
         return _generate_with_model(generator, request, max_events_per_chunk)
     return _generate_once(generator, request)
@@ -338,9 +348,7 @@ def _repaired(
         if number == MAX_ATTEMPTS:
             codes = ", ".join(sorted({f.code for f in report.failures}))
             raise _Fallback(f"rejected after {MAX_ATTEMPTS - 1} repair: {codes}")
-        repair = Repair(
-            completion.text, report.failures, prompt.named_by(report.failures, scope, output)
-        )
+        repair = Repair(completion.text, report.failures)
     raise AssertionError("unreachable")
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from memlineage.consolidation import generation
 from memlineage.consolidation.gate import CONFLICT_KIND
 from memlineage.consolidation.generators.base import Generator
+from memlineage.consolidation.render import render_summary
 from memlineage.consolidation.samples import SAMPLES, Sample, ev
 from memlineage.meaning.values import Canonical, canonical
 from memlineage.model import Event, Output
@@ -205,6 +206,8 @@ def _row(
         problems += sorted(codes) or [generated.fallback]
     elif not generated.report.passed:
         problems += sorted({f.code for f in generated.report.failures})
+    if not problems:
+        problems += _unsaid(generated.output, sample)
     if expected is not None and not problems:
         problems += _differences(expected, _projection(generated.output, sample))
     return Row(
@@ -232,6 +235,20 @@ def _merged(sample: Sample, check: str, rows: list[Row]) -> Row:
         latency_ms=sum(r.latency_ms for r in rows),
         problems=tuple(dict.fromkeys(p for r in rows for p in r.problems)),
     )
+
+
+def _unsaid(output: Output | None, sample: Sample) -> list[str]:
+    """The sample's hand-written phrases the rendered summary fails to show (their event
+    not cold): what a reader sees is judged, not only the claims."""
+    if output is None or not sample.must_say:
+        return []
+    shown = render_summary(output.statements)
+    cold = set(output.cold)
+    return [
+        f"the summary does not say {phrase!r}"
+        for event_id, phrase in sample.must_say
+        if phrase not in shown and event_id not in cold
+    ]
 
 
 def _projection(output: Output | None, sample: Sample) -> Projection:

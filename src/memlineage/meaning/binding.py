@@ -17,7 +17,10 @@ Both sides of an unresolved conflict bind too; the caller knows those.
 
 What does not bind, by design, because it would crowd every budget on chat text
 while no agent acts against it: a question ("Should I keep sending the digest?"),
-someone else's preference as reported ("Bob said he hates sushi"), affection and
+someone else's preference or opinion as reported ("Bob said he hates sushi",
+"Tom thinks I should quit coffee", "According to Ana, I prefer ..."), forwarded
+or external text ("Fwd: ...", trust ``external``: shown, never the user's
+rule), affection and
 hobbies ("I love that!", "I love painting"), habits and feelings told with
 "always" ("my friends always make me happy"), chat idioms ("Don't worry",
 "Don't give up"), quotations, and what the speaker no longer holds ("I used to
@@ -230,15 +233,19 @@ def binding_reasons(
     # A chat line's "must" or "need to" tells more often than it rules ("you must love
     # it", "we need to catch up"): there only the sentence patterns below find rules.
     chat = event.speaker is not None or SPEAKER_PREFIX.match(event.text) is not None
-    found = set(text_reasons(event.text, chat))
+    # Forwarded or external text (a pasted e-mail's "pay this invoice today") is not the
+    # user's rule or taste: it is shown, with its trust, but never binds by its words.
+    foreign = event.trust == "external" or _FORWARDED.match(event.text) is not None
+    found = set() if foreign else set(text_reasons(event.text, chat))
     event_id = event.id
     for item in items:  # one pass over the event's own items (scope, rule)
         if item.source != event_id:
             continue
         if item.kind == "scope":
             found.add(SCOPE)
-        elif item.kind == "constraint" and not chat and _rule_clause(item.clause):
-            found.add(RULE)
+        elif item.kind == "constraint" and not (chat or foreign) and _rule_clause(item.clause):
+            if not _reported(event.text, item.clause):  # "Tom thinks I should ...": Tom's
+                found.add(RULE)
     if event_id in conflict_sides:
         found.add(CONFLICT_SIDE)
     if event_id in open_items if open_items is not None else is_open_item(event):
@@ -248,6 +255,17 @@ def binding_reasons(
     elif event.kind == "constraint":
         found.add(RULE)  # the writer said so
     return _in_order(frozenset(found)) if found else ()
+
+
+def _reported(text: str, clause: str) -> bool:
+    """Whether ``clause`` stands in a sentence that reports another's opinion."""
+    return any(
+        clause in sentence and _REPORTED.match(sentence.strip()) is not None
+        for sentence in split_sentences(text)
+    )
+
+
+_FORWARDED = re.compile(r"^\s*(?:fwd?|forwarded(?: message)?)\s*:", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=1 << 7)
@@ -310,6 +328,14 @@ def is_binding(
     return bool(binding_reasons(event, items, open_items=open_items, conflict_sides=conflict_sides))
 
 
+# Someone else's opinion as reported ("Tom thinks I should quit coffee.", "According to
+# Ana, I prefer the window seat") is theirs, not the speaker's rule or preference.
+_REPORTED = re.compile(
+    r"^(?:[Aa]ccording to [A-Z][\w'-]*|[A-Z][\w'-]* (?:thinks|says|said|believes|reckons|"
+    r"suggested|suggests|claims|told me|wants me to))\b"
+)
+
+
 def sentence_reasons(sentence: str, *, not_now: bool = False, chat: bool = False) -> set[str]:
     """The reasons one sentence gives (no speaker prefix; apostrophes straight).
 
@@ -317,8 +343,8 @@ def sentence_reasons(sentence: str, *, not_now: bool = False, chat: bool = False
     other person unless it concerns the speaker (:func:`_speaker_instruction`).
     """
     body = sentence.strip()
-    if not body or body.endswith("?"):
-        return set()  # a question asks; it binds nobody
+    if not body or body.endswith("?") or _REPORTED.match(body):
+        return set()  # a question asks, a reported opinion is another's: they bind nobody
     reasons = set()
     if _is_instruction(body) and (not chat or _speaker_instruction(body)):
         reasons.add(RULE)

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memlineage.meaning import caches
+from memlineage.meaning.updates import find_updates
+from memlineage.model import Event
 from memlineage.tokens import default_tokenizer
 
 MAX_QUERY_TERMS = 32
@@ -127,6 +129,7 @@ class Passage:
     speaker: str | None = None  # who said it, when the event names one
     part: tuple[int, int] | None = None  # (k, n): the k-th of n parts of one long event
     similarity: float | None = None  # cosine with the query's vector; None: no vector
+    said: tuple[str, int] = ("", 0)  # when it was said: (time, seq), to read updates in order
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -176,6 +179,7 @@ def new_passage(
     speaker: str | None = None,
     part: tuple[int, int] | None = None,
     similarity: float | None = None,
+    said: tuple[str, int] = ("", 0),
 ) -> Passage:
     """``Passage(...)`` with these fields (score 0.0), built without the frozen
     dataclass's ``__init__`` (one ``object.__setattr__`` per field): a recall
@@ -197,6 +201,7 @@ def new_passage(
         speaker=speaker,
         part=part,
         similarity=similarity,
+        said=said,
     )
     return passage
 
@@ -273,7 +278,54 @@ class Layout:
     floor: Callable[[Passage], int] = lambda passage: 0
 
 
-def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packed:
+def with_updates(ranked: Sequence[Passage]) -> tuple[list[Passage], dict[int, Passage]]:
+    """``ranked`` with every passage's update (meaning/updates.py) moved just before it, and
+    per passage (by identity) the update it needs beside it.
+
+    A must-keep passage's update is must-keep too: a binding rule is never shown
+    without the later word that changed it.
+    """
+    updates = find_updates([_as_event(n, p) for n, p in _said_order(ranked)])
+    if not updates:
+        return list(ranked), {}
+    newer_of = {int(older): int(u.newer) for older, u in updates.items()}
+    keep = {newer for older, newer in newer_of.items() if ranked[older].must_keep}
+    placed: list[Passage] = []
+    done: set[int] = set()
+    needs: dict[int, Passage] = {}
+    shown = [replace(p, must_keep=True) if n in keep else p for n, p in enumerate(ranked)]
+    for n, passage in enumerate(shown):
+        newer = newer_of.get(n)
+        if newer is not None:
+            needs[id(passage)] = shown[newer]
+            if newer not in done:
+                placed.append(shown[newer])
+                done.add(newer)
+        if n not in done:
+            placed.append(passage)
+            done.add(n)
+    must = [p for p in placed if p.must_keep]  # pack reads the must-keep part first
+    return must + [p for p in placed if not p.must_keep], needs
+
+
+def _said_order(passages: Sequence[Passage]) -> list[tuple[int, Passage]]:
+    """The passages in the order they were said: by time and seq, then by their place."""
+    return sorted(enumerate(passages), key=lambda np: (np[1].said, np[1].order))
+
+
+def _as_event(index: int, passage: Passage) -> Event:
+    """A passage as the update rules read an event: its words, who said it, its scope."""
+    scope = f"{passage.subject}\x00{passage.project or ''}"  # never across subjects
+    return Event(str(index), passage.subject, passage.text, project=scope,
+                 speaker=passage.speaker)  # fmt: skip
+
+
+def pack(
+    ranked: Sequence[Passage],
+    budget: int | None,
+    layout: Layout,
+    needs: dict[int, Passage] | None = None,
+) -> Packed:
     """Take must-keep passages whole, then the ranked rest, each one that still fits.
 
     A passage too long for the room left is skipped, not cut, and the next ones
@@ -282,8 +334,10 @@ def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packe
     search stops once even the shortest line could not fit, or after
     ``SKIP_LIMIT`` passages in a row did not, so a recall never counts the tokens
     of every candidate. Over budget means the must-keep part alone exceeds it:
-    it is kept anyway.
+    it is kept anyway. ``needs`` (from :func:`with_updates`): a passage whose
+    update was left out is left out too, never shown alone as current.
     """
+    needs = needs or {}
     layout = replace(layout, line=_once(layout.line))  # _all_fit counts what the loop counts
     shown = _Headers()
     kept: list[Passage] = []
@@ -292,9 +346,12 @@ def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packe
     def cost(passage: Passage) -> int:
         return shown.cost(passage, layout)
 
+    kept_ids: set[int] = set()
+
     def take(passage: Passage, extra: int) -> None:
         nonlocal used
         kept.append(passage)
+        kept_ids.add(id(passage))
         shown.add(passage)
         used += extra
 
@@ -315,6 +372,9 @@ def pack(ranked: Sequence[Passage], budget: int | None, layout: Layout) -> Packe
         if limit - used < MIN_LINE_TOKENS or misses >= SKIP_LIMIT:
             dropped.extend(rest[position:])
             break
+        if (need := needs.get(id(passage))) is not None and id(need) not in kept_ids:
+            dropped.append(passage)  # its update did not fit: never the old value alone
+            continue
         # the floor first: a passage too long whatever its exact count is not counted
         if layout.floor(passage) > limit - used or used + (extra := cost(passage)) > limit:
             dropped.append(passage)

@@ -11,8 +11,10 @@ agent pastes into its prompt, ``markdown``, ``text`` or ``json``:
   (project, speaker and part mark when there are); a contested line also
   names its conflict. The source event ids (what ``why`` and the lineage
   resolve) stay in the result's JSON, ``context[].sources``;
-- a last line says how many passages were left out for the budget, and one
-  says so when the binding part alone is over the budget.
+- a last line says how many passages were left out for the budget, one (for
+  a recall without a query) how many older events the hot summary leaves in
+  cold memory and how to get them, and one says so when the binding part
+  alone is over the budget.
 
 Every line is a header, a passage or a footer, and ends with a newline, so
 the token count of the whole text is the sum of its lines' counts. The JSON
@@ -56,6 +58,8 @@ def render(recall: Recall | RecallSet, format: str = "markdown") -> str:
                 lines.extend(passage_line(p) for p in shown)
     if left_out.budget_count:
         lines.append(footer(left_out.budget_count, format))
+    if (cold := not_shown(recall)) is not None:
+        lines.append(cold_footer(cold, format))
     if recall.over_budget:
         lines.append(over_budget_footer(recall.budget, recall.tokens, format))
     return "".join(line + "\n" for line in lines)
@@ -89,6 +93,28 @@ def footer(count: int, format: str) -> str:
     noun = "passage" if count == 1 else "passages"
     text = f"({count} more {noun} left out for the token budget)"
     return f"_{text}_" if format == "markdown" else text
+
+
+def not_shown(recall: Recall | RecallSet) -> int | None:
+    """How many cold events a recall without a query leaves unsaid (None: nothing to say).
+
+    The hot summary keeps what binds and what is worth most; the rest is in cold
+    memory, and every rendering says how many and how to get them.
+    """
+    count = recall.left_out.cold_unmatched
+    return count if recall.query is None and count else None
+
+
+def cold_footer(count: int, format: str) -> str:
+    noun = "event" if count == 1 else "events"
+    text = f"({count} older {noun} not shown: recall with a query to find them)"
+    return f"_{text}_" if format == "markdown" else text
+
+
+def cold_reserve() -> int:
+    """Tokens a recall without a query keeps for the line (and JSON key) of cold events."""
+    widest = max(count_tokens(cold_footer(_FOOTER_RESERVE, f) + "\n") for f in FORMATS[:2])
+    return max(widest, count_tokens(_json({"notShown": _FOOTER_RESERVE})))
 
 
 def passage_line(passage: Passage) -> str:
@@ -223,10 +249,13 @@ def _document(
             if lines:
                 sections[section] = lines
         blocks[subject] = sections
-    return {
+    document = {
         "context": blocks,
         "budget": recall.budget,
         "tokens": recall.tokens,
         "overBudget": recall.over_budget,
         "leftOut": left_out.budget_count,  # passages left out for the budget
     }
+    if (cold := not_shown(recall)) is not None:
+        document["notShown"] = cold  # older events in cold memory: recall with a query
+    return document

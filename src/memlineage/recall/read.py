@@ -36,9 +36,10 @@ from memlineage.recall.context import (
     query_terms,
     rank,
     section_of,
+    with_updates,
 )
 from memlineage.recall.fusion import Meaning, cosines_of, nearest, relevance
-from memlineage.recall.prompt import layout
+from memlineage.recall.prompt import cold_reserve, layout
 from memlineage.recall.relevance import bm25, named
 from memlineage.recall.results import LeftOut, Recall, RecallSet
 from memlineage.store.protocol import HeadState, Reader, StoredKinds
@@ -275,10 +276,14 @@ def finish(
             [(p.subject, p.speaker) for p in candidates],
             [f or p.score for p, f in zip(candidates, fused, strict=True)],
         )
-        ranked = rank(candidates, has_query=True, scores=scores)
-        packed = _scored(pack(ranked, budget, _layout(budget)), candidates, scores)
+        ranked, needs = with_updates(rank(candidates, has_query=True, scores=scores))
+        packed = _scored(pack(ranked, budget, _layout(budget), needs), candidates, scores)
     else:
-        packed = pack(rank(candidates, has_query=False), budget, _layout(budget))
+        ranked, needs = with_updates(rank(candidates, has_query=False))
+        chosen = _layout(budget)
+        if budget is not None and any(found.cold for found, _ in gathered):
+            chosen = replace(chosen, fixed=chosen.fixed + cold_reserve())  # the cold line
+        packed = pack(ranked, budget, chosen, needs)
     recalls = tuple(_narrowed(found, packed, query, budget) for found, _ in gathered)
     total_cold = sum(r.left_out.cold_unmatched for r in recalls)
     return RecallSet(
@@ -415,6 +420,7 @@ def _statement_passages(
                 project=statement.project,
                 speaker=statement.speaker,
                 part=statement.part,
+                said=(statement.at or "", 0),
             )
         )
     return tuple(passages)
@@ -576,6 +582,7 @@ def _event_passage(
             speaker=event.speaker,
             part=(n + 1, len(parts)) if numbered else None,
             similarity=similarity,
+            said=(event.at or event.recorded_at, event.seq),
         )
         for n, text in enumerate(parts)
     ]

@@ -22,6 +22,9 @@ class GenerationRequest:
     # The coverage of ``parent``: the events with a greater seq are the new ones
     # an incremental generator reads; the older ones are in the parent's output.
     parent_covers_through: int = 0
+    # How the gate judges a statement's words: "extractive" (an event's own text) or
+    # "reworded" (a tenant's opt-in, through the meaning check): consolidation/wording.py.
+    wording: str = "extractive"
 
 
 class Generator(Protocol):

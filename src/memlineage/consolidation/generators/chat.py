@@ -9,7 +9,7 @@ latency and the response format the server accepted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -53,19 +53,59 @@ class Completion:
     max_tokens: int | None = None  # the token limit the request carried
 
 
+#: what each gate code means, in the words a repair request gives the model: the class
+#: of the problem and the rule, never a value to write (a value handed back is laundered
+#: into the next answer in other words)
+PROBLEMS: dict[str, str] = {
+    "missing": "a must-preserve item has no claim with its key and value",
+    "value_changed": "a claim changes the value of a must-preserve item",
+    "unit_changed": "a claim changes the unit of a must-preserve item",
+    "polarity_flipped": "a claim reverses the polarity of a must-preserve item",
+    "derivation_missing": "a claim does not name the item's source in derivedFrom",
+    "conflict_asserted": "a side of an unresolved conflict is stated as fact, not contested",
+    "conflicts_mismatch": "unresolvedConflicts is not exactly the conflicts given",
+    "unsupported_claim": "a claim says what its derivedFrom events do not say",
+    "unknown_source": "an id names no event given",
+    "open_item_dropped": "an open item is missing from openItems",
+    "event_dropped": "an event is neither stated nor listed in cold",
+    "statement_missing": "an event with a must-preserve or open item has no statement",
+    "statement_unsupported": "a statement's derivedFrom, claims or contested mark is wrong",
+    "statement_value_unsupported": "a statement names a value no claim of its events carries",
+    "statement_at_unsupported": "a statement's at is not its events' time",
+    "statement_project_unsupported": "a statement's project is not its events' project",
+    "statement_kind_unsupported": "a statement's kind is not supported by its events",
+    "statement_part_unmarked": "a statement shows part of an event without its part mark",
+    "statement_events_merged": "a statement puts different events in one line",
+    "event_parts_incomplete": "an event shown in parts misses some of them",
+    "statement_reworded": "a statement's text is not the exact text of the event it cites",
+    "statement_speaker_unsupported": "a statement's speaker is not its event's speaker",
+    "unsafe_text": "a field has control characters or markup its events lack",
+    "claim_text_unsupported": "a claim's text is not words copied from its events",
+    "updated_shown_as_current": "an event is shown while the later event that updates it is not",
+}
+#: codes whose detail names a class and quotes only the answer's own words
+_DETAIL_KEPT = ("parse_", "statement_meaning_changed")
+
+
 @dataclass(frozen=True)
 class Repair:
-    """A second request: the rejected answer, the failures, and the items they name."""
+    """A second request: the rejected answer and the failures, each by code, the id or
+    field it names, and the class of the problem."""
 
     previous_text: str
     failures: tuple[GateFailure, ...]
-    named: tuple[Mapping[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "failures": [f.to_json() for f in self.failures],
-            "named": [dict(n) for n in self.named],
-        }
+        return {"failures": [problem_of(f) for f in self.failures]}
+
+
+def problem_of(failure: GateFailure) -> dict[str, str]:
+    """A failure as the model is told it: code, what it names, the class of the problem."""
+    if failure.code.startswith(_DETAIL_KEPT):
+        problem = failure.detail
+    else:
+        problem = PROBLEMS.get(failure.code, f"the answer breaks the rule {failure.code}")
+    return {"code": failure.code, "item": failure.item, "problem": problem}
 
 
 class GenerationFailed(MemlineageError):

@@ -40,6 +40,7 @@ from memlineage.consolidation.generators.openai import (
     OpenAIGenerator,
     api_key_from_environment,
 )
+from memlineage.consolidation.wording import WORDINGS
 from memlineage.errors import BadInput
 
 CONFIG_VARIABLE = "MEMLINEAGE_CONFIG"
@@ -60,6 +61,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "response_format": (str,),
     "context_tokens": (int,),
     "max_output_tokens": (int,),
+    "wording": (str,),
 }
 
 
@@ -212,6 +214,8 @@ def _openai_config(values: dict[str, Any], environ: Mapping[str, str] | None) ->
     if config.response_format not in FORMAT_MODES:
         raise BadInput(f"must be one of {', '.join(FORMAT_MODES)}",
                        field="generator.response_format")  # fmt: skip
+    if config.wording not in WORDINGS:
+        raise BadInput(f"must be one of {', '.join(WORDINGS)}", field="generator.wording")
     if config.timeout <= 0:
         raise BadInput("must be positive", field="generator.timeout")
     window, answer = config.context_tokens, config.max_output_tokens

@@ -53,6 +53,7 @@ from memlineage.consolidation.render import (
 from memlineage.meaning import caches
 from memlineage.meaning.binding import binding_reasons, is_binding, shown_kind
 from memlineage.meaning.extract import ITEM_CACHE_SIZE, conflict_items_start
+from memlineage.meaning.updates import Update, find_updates
 from memlineage.meaning.values import Canonical, canonical
 from memlineage.model import Claim, Conflict, Event, Item, Output, Statement
 from memlineage.tokens import Tokenizer, default_tokenizer
@@ -107,7 +108,8 @@ class DeterministicGenerator:
         claims = built.claims_with(conflict_items, sides, side_of)
         units = built.units()
         if request.budget is not None:
-            units = _fit(units, request.budget, self.tokenizer or default_tokenizer())
+            tokenizer = self.tokenizer or default_tokenizer()
+            units = _fit(units, request.budget, tokenizer, find_updates(request.events))
         statements = tuple(chain.from_iterable(map(_STATEMENTS, units)))
         stated = set(chain.from_iterable(map(_DERIVED_FROM, statements)))
         _builds.keep(request.subject, built)
@@ -551,37 +553,63 @@ caches.register(_small_talk.cache_clear)
 # the token budget
 
 
-def _fit(units: list[_Unit], budget: int, tokenizer: Tokenizer) -> list[_Unit]:
+def _fit(
+    units: list[_Unit], budget: int, tokenizer: Tokenizer, updates: dict[str, Update]
+) -> list[_Unit]:
     """Binding units always; then the others by value while the rendered summary fits.
 
+    A unit whose event a later one updates (meaning/updates.py) is taken with that
+    update or not at all: the reader never sees an old value alone as current.
     Each unit is costed by its lines plus the header and the date line it opens
     (render.py); the rendered total is then recounted exactly and the least
     valuable units dropped until it fits, so the budget is kept on the text a
     reader sees.
     """
+    partners = _partners(units, updates)
     binding = [u for u in units if u.binding]
+    taken = {id(u) for u in binding}
+    binding += [p for u in list(binding) for p in partners.get(id(u), ()) if id(p) not in taken]
+    groups: list[list[_Unit]] = [[u] for u in dict.fromkeys(binding)]
+    taken = {id(u) for u in binding}
     rest = sorted((u for u in units if not u.binding), key=lambda u: u.value, reverse=True)
-    chosen = list(binding)
-    statements = [s for u in chosen for s in u.statements]
+    statements = [s for u in binding for s in u.statements]
     if exceeds_budget(statements, budget, tokenizer):
-        return _in_order(units, chosen)  # over budget: the binding events alone
+        return _in_order(units, binding)  # over budget: the binding events alone
     used = tokenizer.count(render_summary(statements))
     opened: set[tuple[object, ...]] = set()
-    for unit in chosen:
+    for unit in binding:
         _cost(unit, opened, tokenizer)
+    fixed = len(groups)
     for unit in rest:
+        if id(unit) in taken:
+            continue
+        group = [unit, *(p for p in partners.get(id(unit), ()) if id(p) not in taken)]
         trial = set(opened)
-        cost = _cost(unit, trial, tokenizer)
+        cost = sum(_cost(member, trial, tokenizer) for member in group)
         if used + cost <= budget:
-            chosen.append(unit)
+            groups.append(group)
+            taken.update(map(id, group))
             used += cost
             opened = trial
     while True:
-        shown = _in_order(units, chosen)
+        shown = _in_order(units, [u for group in groups for u in group])
         total = tokenizer.count(render_summary([s for u in shown for s in u.statements]))
-        if total <= budget or len(chosen) == len(binding):
+        if total <= budget or len(groups) == fixed:
             return shown
-        chosen.pop()  # the least valuable unit taken so far
+        groups.pop()  # the least valuable unit taken so far, with its updates
+
+
+def _partners(units: list[_Unit], updates: dict[str, Update]) -> dict[int, list[_Unit]]:
+    """Per unit (by identity), the units of the events that update its events."""
+    if not updates:
+        return {}
+    unit_of = {source: unit for unit in units for s in unit.statements for source in s.derived_from}
+    partners: dict[int, list[_Unit]] = {}
+    for older, update in updates.items():
+        old, new = unit_of.get(older), unit_of.get(update.newer)
+        if old is not None and new is not None and old is not new:
+            partners.setdefault(id(old), []).append(new)
+    return partners
 
 
 def _cost(unit: _Unit, opened: set[tuple[object, ...]], tokenizer: Tokenizer) -> int:

@@ -90,6 +90,9 @@ class OpenAIConfig:
     response_format: str = "auto"  # auto, json_schema, json_object, text
     context_tokens: int | None = None  # the model's window; None: ask the endpoint
     max_output_tokens: int | None = None  # the answer's share, sent as max_tokens
+    # how the gate judges the statements' words: "extractive" (an event's own text, the
+    # default) or "reworded" (through the meaning check): consolidation/wording.py
+    wording: str = "extractive"
 
     def to_json(self) -> dict[str, Any]:
         """The configuration as a report shows it: whether a key is set, never the key."""
@@ -104,6 +107,7 @@ class OpenAIConfig:
             "responseFormat": self.response_format,
             "contextTokens": self.context_tokens,
             "maxOutputTokens": self.max_output_tokens,
+            "wording": self.wording,
         }
 
 
@@ -142,6 +146,7 @@ class OpenAIGenerator:
         if config.response_format not in FORMAT_MODES:
             raise ValueError(f"response_format must be one of {', '.join(FORMAT_MODES)}")
         self.config = config
+        self.prompt_version = prompt.version_for(config.wording)  # the text the model sees
         self._sleep = sleep
         self._client: openai.OpenAI | None = None
         self._endpoint = (config.base_url or "", config.model)

@@ -1,9 +1,12 @@
 """The versioned prompt: templates in ``generators/prompts/``, filled with one request.
 
-``consolidate-v2`` is four files: the system rules, the user message (the
+``consolidate-v3`` is six files: the system rules, the user message (the
 request as one JSON document between ``<input>`` tags), the repair message
-(the gate's failures between ``<failures>`` tags) and the JSON schema of the
-answer. A change of wording is a new version: a manifest's ``promptVersion``
+(the gate's failures between ``<failures>`` tags), the JSON schema of the
+answer, and the rule for a statement's words in each wording (``extractive``,
+the default: an event's own text; ``reworded``: a tenant's opt-in), which the
+system rules take in. The reworded rules are their own version,
+``consolidate-v3-reworded``. A change of wording is a new version: a manifest's ``promptVersion``
 names exactly the text the model saw. Templates use :class:`string.Template`
 (``$name``), so the JSON braces inside them need no escaping.
 
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from importlib import resources
 from string import Template
 from typing import Any
@@ -22,15 +25,34 @@ from typing import Any
 from memlineage.consolidation.gate import CONFLICT_KIND
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.chat import Repair
-from memlineage.model import Conflict, Event, GateFailure, Item, Output
+from memlineage.model import Conflict, Event, Item
 
-PROMPT_VERSION = "consolidate-v2"
+PROMPT_VERSION = "consolidate-v3"
+#: the version a generator whose configuration asks for reworded statements sends
+REWORDED_VERSION = "consolidate-v3-reworded"
+
+
+def version_for(wording: str) -> str:
+    """The prompt version of a wording: the reworded rules are their own text."""
+    return REWORDED_VERSION if wording == "reworded" else PROMPT_VERSION
+
+
+def system_text(version: str) -> str:
+    """The system rules of ``version``, with the rule for a statement's words put in."""
+    base = version.removesuffix("-reworded")
+    text = template("system.txt", base)
+    if "$statements" not in text:
+        return text  # versions before v3 have one rule for every wording
+    wording = "reworded" if version.endswith("-reworded") else "extractive"
+    rule = template(f"statements-{wording}.txt", base)
+    return Template(text).substitute(statements=rule)
 
 
 @functools.cache
 def template(name: str, version: str = PROMPT_VERSION) -> str:
     """The text of ``prompts/<version>.<name>`` shipped with the package."""
-    return (resources.files(__package__) / "prompts" / f"{version}.{name}").read_text("utf-8")
+    base = version.removesuffix("-reworded")  # one set of files serves both wordings
+    return (resources.files(__package__) / "prompts" / f"{base}.{name}").read_text("utf-8")
 
 
 @functools.cache
@@ -43,6 +65,8 @@ def output_schema(version: str = PROMPT_VERSION) -> dict[str, Any]:
 def event_json(event: Event) -> dict[str, Any]:
     """What the model sees of an event: no hash, seq or trust, which it has no use for."""
     doc: dict[str, Any] = {"id": event.id, "at": event.at, "text": event.text}
+    if event.speaker:  # a faithful summary of a chat says who said what
+        doc["speaker"] = event.speaker
     if event.kind:
         doc["kind"] = event.kind
     if event.project:
@@ -100,21 +124,23 @@ def dumps(doc: Any) -> str:
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
-def messages(request: GenerationRequest, version: str = PROMPT_VERSION) -> list[dict[str, str]]:
-    """The chat messages of a first request."""
+def messages(request: GenerationRequest, version: str | None = None) -> list[dict[str, str]]:
+    """The chat messages of a first request (by default the version of its wording)."""
+    version = version or version_for(request.wording)
     user = Template(template("user.txt", version)).substitute(
         subject=request.subject, input=dumps(input_document(request))
     )
     return [
-        {"role": "system", "content": template("system.txt", version)},
+        {"role": "system", "content": system_text(version)},
         {"role": "user", "content": user},
     ]
 
 
 def repair_messages(
-    request: GenerationRequest, repair: Repair, version: str = PROMPT_VERSION
+    request: GenerationRequest, repair: Repair, version: str | None = None
 ) -> list[dict[str, str]]:
     """The first request, the rejected answer, and the failures with what they name."""
+    version = version or version_for(request.wording)
     failures = Template(template("repair.txt", version)).substitute(
         failures=dumps(repair.to_json())
     )
@@ -123,45 +149,3 @@ def repair_messages(
         {"role": "assistant", "content": repair.previous_text},
         {"role": "user", "content": failures},
     ]
-
-
-def named_by(
-    failures: Sequence[GateFailure], request: GenerationRequest, output: Output | None
-) -> tuple[dict[str, Any], ...]:
-    """The must-preserve items, claims, events and conflicts the failures name, once each.
-
-    A failure names an item id, a claim key, a conflict id or an event id (see
-    docs/gate.md); a parser failure names a field path, which names nothing here.
-    """
-    items = {i.id: i for i in request.items}
-    side = sides(request.conflicts)
-    events = {e.id: e for e in request.events}
-    conflicts = {c.id: c for c in request.conflicts}
-    claims: dict[str, list[Any]] = {}
-    for claim in output.claims if output is not None else ():
-        claims.setdefault(claim.key, []).append(claim)
-    named: dict[str, dict[str, Any]] = {}
-    for name in dict.fromkeys(f.item for f in failures):
-        found = _lookup(name, items, events, conflicts, claims, side)
-        if found is not None:
-            named[name] = found
-    return tuple(named.values())
-
-
-def _lookup(
-    name: str,
-    items: Mapping[str, Item],
-    events: Mapping[str, Event],
-    conflicts: Mapping[str, Conflict],
-    claims: Mapping[str, Iterable[Any]],
-    side: Mapping[str, str],
-) -> dict[str, Any] | None:
-    if name in items:
-        return {"mustPreserve": item_json(items[name], side.get(items[name].source))}
-    if name in conflicts:
-        return {"conflict": conflict_json(conflicts[name])}
-    if name in events:
-        return {"event": event_json(events[name])}
-    if name in claims:
-        return {"claims": [c.to_json() for c in claims[name]]}
-    return None

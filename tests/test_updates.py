@@ -1,0 +1,122 @@
+"""What is current: a later event that updates an earlier one wins, though nobody wrote
+``supersedes`` (meaning/updates.py).
+
+The streams and their expected readings are written by hand. A summary or a
+recall that shows the older event shows its update with it, at every budget
+(both backends); unrelated facts never update each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from memlineage import Memory
+from memlineage.consolidation import gate
+from memlineage.consolidation.generators.base import GenerationRequest
+from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.meaning.extract import expected_open_items, extract_items
+from memlineage.meaning.updates import CHANGE_CUE, SAME_SLOT, find_updates
+from memlineage.model import Event
+from memlineage.recall.prompt import render
+
+# (older, newer, rule): the update the reader must see with the older event
+UPDATES = [
+    ("I live in Porto, in a flat near the Ribeira.",
+     "We moved to Lisbon this weekend; the Porto flat is handed back.", SAME_SLOT),
+    ("I can't do flights before 9am.", "Update: I can do the 7am flight after all.", CHANGE_CUE),
+    ("I'm vegetarian.", "I've started eating fish again, pescatarian now.", SAME_SLOT),
+    ("Never email me after 9 pm.", "You can email me any time now, I changed jobs.", CHANGE_CUE),
+    ("Book a table for 6.", "Make that 8 people.", SAME_SLOT),
+    ("My number is 555-0100.", "My new number is 555-0199.", SAME_SLOT),
+    ("I work at Acme as a data engineer.", "I work at Globex now.", SAME_SLOT),
+]  # fmt: skip
+
+# pairs that must NOT update each other: someone else's move, a repeat, chatter
+UNRELATED = [
+    ("I live in Boston.", "My sister moved to Denver last year."),
+    ("Take the blue pill at 8am.", "Take the blue pill at 8am."),
+    ("The gym costs 40 dollars per month.", "I'm now reading a novel about Lisbon."),
+    ("I like my job.", "The weather is nice now."),
+    ("My brother doesn't eat meat.", "I'm vegetarian."),
+]
+
+FILLER = [f"Made pancakes for breakfast on day {n}." for n in range(1, 13)]
+
+
+def events(texts: list[str], speakers: list[str | None] | None = None) -> list[Event]:
+    speakers = speakers or [None] * len(texts)
+    return [
+        Event(id=f"e{n}", subject="s", text=t, seq=n, speaker=speakers[n])
+        for n, t in enumerate(texts)
+    ]
+
+
+@pytest.mark.parametrize("older, newer, rule", UPDATES)
+def test_a_later_event_updates_the_earlier(older: str, newer: str, rule: str) -> None:
+    found = find_updates(events([older, "Made pancakes for breakfast.", newer]))
+    assert {k: (u.newer, u.rule) for k, u in found.items()} == {"e0": ("e2", rule)}
+
+
+@pytest.mark.parametrize("older, newer", UNRELATED)
+def test_unrelated_facts_never_update_each_other(older: str, newer: str) -> None:
+    assert find_updates(events([older, newer])) == {}
+
+
+def test_another_speakers_move_updates_nothing_of_mine() -> None:
+    said = events(["I live in Boston.", "I moved to Denver last week."], ["Caroline", "Melanie"])
+    assert find_updates(said) == {}
+
+
+def test_the_newest_word_on_a_matter_wins() -> None:
+    found = find_updates(events(["I live in Porto.", "I moved to Lisbon.", "I moved to Rome."]))
+    assert {k: u.newer for k, u in found.items()} == {"e0": "e2", "e1": "e2"}
+
+
+def _request(texts: list[str], budget: int | None) -> GenerationRequest:
+    said = tuple(
+        Event(id=f"e{n}", subject="s", text=t, seq=n, at=f"2024-03-{n + 1:02d}T10:00:00Z")
+        for n, t in enumerate(texts)
+    )
+    items = tuple(extract_items(said))
+    return GenerationRequest("s", said, items, (), expected_open_items(said), budget=budget)
+
+
+def test_the_gate_refuses_an_update_moved_to_cold() -> None:
+    request = _request([UPDATES[0][0], *FILLER[:2], UPDATES[0][1]], None)
+    honest = DeterministicGenerator().output(request)
+    args = (request.items, (), request.open_items)
+    assert gate.check(*args, honest, request.events).passed
+    newest_cold = replace(
+        honest,
+        statements=tuple(s for s in honest.statements if "e3" not in s.derived_from),
+        cold=(*honest.cold, "e3"),
+    )
+    report = gate.check(*args, newest_cold, request.events)
+    assert [(f.code, f.item) for f in report.failures] == [("updated_shown_as_current", "e0")]
+
+
+@pytest.mark.parametrize("budget", [20, 40, 60, 90, 150])
+def test_a_summary_never_shows_an_old_value_alone(budget: int) -> None:
+    older, newer, _ = UPDATES[0]
+    request = _request([older, *FILLER, newer], budget)
+    output = DeterministicGenerator().output(request)
+    shown = {s.text for s in output.statements}
+    assert older not in shown or newer in shown
+    assert gate.check(request.items, (), request.open_items, output, request.events).passed
+
+
+@pytest.mark.parametrize("budget", [60, 120, 200, 500])
+@pytest.mark.parametrize("older, newer, rule", UPDATES[:5])
+def test_recall_never_shows_an_old_value_alone(
+    memory: Memory, budget: int, older: str, newer: str, rule: str
+) -> None:
+    said = [older, *FILLER, newer]
+    memory.add([{"id": f"e{n}", "subject": "u", "text": t} for n, t in enumerate(said)])
+    for consolidated in (False, True):
+        if consolidated:
+            memory.consolidate("u", budget=budget)
+        for query in (older, None):
+            text = render(memory.recall("u", query, budget))
+            assert older not in text or newer in text, (budget, query, text)

@@ -243,9 +243,8 @@ def binding_reasons(
             continue
         if item.kind == "scope":
             found.add(SCOPE)
-        elif item.kind == "constraint" and not (chat or foreign) and _rule_clause(item.clause):
-            if not _reported(event.text, item.clause):  # "Tom thinks I should ...": Tom's
-                found.add(RULE)
+        elif item.kind == "constraint" and _own_rule(item.clause, event.text, chat or foreign):
+            found.add(RULE)
     if event_id in conflict_sides:
         found.add(CONFLICT_SIDE)
     if event_id in open_items if open_items is not None else is_open_item(event):
@@ -255,6 +254,12 @@ def binding_reasons(
     elif event.kind == "constraint":
         found.add(RULE)  # the writer said so
     return _in_order(frozenset(found)) if found else ()
+
+
+def _own_rule(clause: str, text: str, not_the_users: bool) -> bool:
+    """A constraint clause that states the speaker's own rule: not on a chat line, not
+    forwarded, a rule by its words, and not reported ("Tom thinks I should ...")."""
+    return not not_the_users and _rule_clause(clause) and not _reported(text, clause)
 
 
 def _reported(text: str, clause: str) -> bool:

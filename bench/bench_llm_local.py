@@ -50,6 +50,8 @@ from memlineage import Memory
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.generators.openai import OpenAIConfig, OpenAIGenerator
 from memlineage.consolidation.verify import Row, verify
+from memlineage.consolidation.wording import WORDINGS
+from memlineage.meaning.markers import rewording_problem
 from memlineage.meaning.values import canonical
 from memlineage.operations import locomo
 
@@ -73,6 +75,8 @@ def arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--events", type=int, default=20, help="events per stream")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per request")
     parser.add_argument("--locomo", type=Path, default=LOCOMO)
+    parser.add_argument("--wording", choices=WORDINGS, default="extractive",
+                        help="how the gate judges statements (docs/gate.md)")  # fmt: skip
     parser.add_argument("--verify", action="store_true", help="also run memlineage verify")
     return parser.parse_args(argv)
 
@@ -132,6 +136,19 @@ def meaning(memory: Memory, subject: str, keys: set[str]) -> tuple[set[Any], set
     return claims, {c.id for c in recalled.conflicts}
 
 
+def sentences_changed(memory: Memory, subject: str) -> int:
+    """Published lines a reader sees that are not their event's words and that the meaning
+    check cannot prove (the gate's own reading, applied again to what recall returns)."""
+    recalled = memory.recall(subject)
+    texts = {e.id: e.text for e in memory.events(subject)}
+    changed = 0
+    for statement in recalled.statements:
+        sources = [texts[s] for s in statement.derived_from if s in texts]
+        if not any(rewording_problem(t, statement.text) is None for t in sources):
+            changed += 1
+    return changed
+
+
 def run_stream(
     generator: OpenAIGenerator, subject: str, events: list[dict[str, Any]], tmp: Path
 ) -> dict[str, Any]:
@@ -147,6 +164,7 @@ def run_stream(
         builtin.consolidate(subject, DeterministicGenerator())
         keys = {c.key for c in builtin.recall(subject).claims}
         changed = meaning(model, subject, keys) != meaning(builtin, subject, keys)
+        reworded = sentences_changed(model, subject)
     attempts = artifact.manifest.attempts
     fallback = artifact.manifest.fallback
     retried = len(attempts) > 1 or any(a.get("repair") for a in attempts)
@@ -161,13 +179,15 @@ def run_stream(
         "tokens": sum(int(a.get("usage", {}).get("totalTokens", 0)) for a in attempts),
         "seconds": round(seconds, 1),
         "meaningChanged": changed and fallback is None,
+        "sentencesChanged": reworded,
         "fallback": fallback,
     }
 
 
 def consolidate_streams(args: argparse.Namespace, base_url: str) -> list[dict[str, Any]]:
     config = OpenAIConfig(model=args.model, base_url=base_url, timeout=args.timeout,
-                          temperature=0.0, seed=7, max_retries=1)  # fmt: skip
+                          temperature=0.0, seed=7, max_retries=1,
+                          wording=args.wording)  # fmt: skip
     generator = OpenAIGenerator(config)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -193,6 +213,7 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens": sum(r["tokens"] for r in rows),
         "seconds": round(sum(r["seconds"] for r in rows), 1),
         "publishedMeaningChanges": sum(r["meaningChanged"] for r in rows),
+        "publishedSentencesChanged": sum(r["sentencesChanged"] for r in rows),
     }
 
 
@@ -218,7 +239,7 @@ def main(argv: list[str]) -> int:
             # rows as they come: a small model takes minutes per row
             certification = verify(OpenAIGenerator(config), progress=print_row)
             print(certification.table())
-    return 1 if summary["publishedMeaningChanges"] else 0
+    return 1 if summary["publishedMeaningChanges"] or summary["publishedSentencesChanged"] else 0
 
 
 def print_row(row: Row) -> None:

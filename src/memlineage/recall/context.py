@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memlineage.meaning import caches
-from memlineage.meaning.updates import find_updates
+from memlineage.meaning.updates import SAME_SLOT, could_change, find_updates
 from memlineage.model import Event
 from memlineage.tokens import default_tokenizer
 
@@ -285,10 +285,19 @@ def with_updates(ranked: Sequence[Passage]) -> tuple[list[Passage], dict[int, Pa
     A must-keep passage's update is must-keep too: a binding rule is never shown
     without the later word that changed it.
     """
-    updates = find_updates([_as_event(n, p) for n, p in _said_order(ranked)])
-    if not updates:
+    # only passages that could update or be updated are read (most chat lines are neither)
+    said = [(n, p) for n, p in _said_order(ranked) if could_change(p.text)]
+    updates = find_updates([_as_event(n, p) for n, p in said]) if len(said) > 1 else {}
+    # A cue and a shared word are enough to pair a rule with what changed it (both are
+    # shown anyway); paired with a fact they cost a budget what it holds of the
+    # answer: on LoCoMo's turns 19 such links, all chatter, took 5 points at 500 tokens.
+    newer_of = {
+        int(older): int(u.newer)
+        for older, u in updates.items()
+        if u.rule == SAME_SLOT or ranked[int(older)].must_keep
+    }
+    if not newer_of:
         return list(ranked), {}
-    newer_of = {int(older): int(u.newer) for older, u in updates.items()}
     keep = {newer for older, newer in newer_of.items() if ranked[older].must_keep}
     placed: list[Passage] = []
     done: set[int] = set()

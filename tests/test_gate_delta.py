@@ -497,3 +497,42 @@ def test_both_gates_agree_on_random_tails_and_edits(
     if edit >= 0:
         output = _edited(output, edit, pick)
     assert on_delta(scope, output) == whole(scope, output)
+
+
+def _without(output: Output, event_id: str) -> Output:
+    """``output`` with the statement of ``event_id`` taken out and its event in cold."""
+    kept = tuple(s for s in output.statements if event_id not in s.derived_from)
+    return replace(output, statements=kept, cold=(*output.cold, event_id))
+
+
+def test_an_update_in_the_tail_moved_to_cold_fails_on_the_delta_as_whole() -> None:
+    """A tail event that updates a base event (docs/updates.md) must be shown with it."""
+    gate_delta.forget_judged()
+    base_scope = request((*BASE, event(len(BASE) + 1, "I live in Porto.")))
+    base = generated(base_scope)
+    assert on_delta(base_scope, base).passed
+    moved = event(len(BASE) + 2, "We moved to Lisbon this weekend.")
+    scope = request((*base_scope.events, moved), base)
+    honest = generated(scope)
+    assert whole(scope, honest).passed  # not on the delta: that would replace the base
+    mutated = _without(honest, moved.id)
+    assert codes_of(on_delta(scope, mutated)) == codes_of(whole(scope, mutated))
+    assert "updated_shown_as_current" in codes_of(on_delta(scope, mutated))
+    gate_delta.forget_judged()
+
+
+def test_a_base_update_moved_to_cold_later_fails_on_the_delta() -> None:
+    """The base showed both; a child that moves the newer one to cold is refused."""
+    gate_delta.forget_judged()
+    both = (*BASE, event(8, "I live in Porto."), event(9, "We moved to Lisbon this weekend."))
+    base_scope = request(both)
+    base = generated(base_scope)
+    assert on_delta(base_scope, base).passed
+    scope = request((*both, event(10, "We talked about the film again.")), base)
+    mutated = _without(generated(scope), "e9")
+    assert "updated_shown_as_current" in codes_of(on_delta(scope, mutated))
+    gate_delta.forget_judged()
+
+
+def codes_of(report: GateReport) -> set[str]:
+    return {f.code for f in report.failures}

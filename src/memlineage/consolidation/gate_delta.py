@@ -38,7 +38,7 @@ from memlineage.consolidation.unit_checks import check_event_units
 from memlineage.consolidation.wording import EXTRACTIVE
 from memlineage.meaning import caches
 from memlineage.meaning.extract import conflict_items_start
-from memlineage.meaning.updates import may_update
+from memlineage.meaning.updates import UpdateIndex, may_update
 from memlineage.model import (
     Claim,
     Conflict,
@@ -84,6 +84,13 @@ class Judged:
     unresolved: frozenset[ConflictIdentity]
     open_items: frozenset[str]
     wording: str = EXTRACTIVE  # what its statements were judged by (consolidation/wording.py)
+
+    @functools.cached_property
+    def updates(self) -> UpdateIndex:
+        """Which of its events later ones update (meaning/updates.py); a child extends it."""
+        index = UpdateIndex()
+        index.extend(self.selection)
+        return index
 
     @functools.cached_property
     def events(self) -> dict[str, Event]:
@@ -183,9 +190,7 @@ def check(
         return GateReport(passed=True, failures=(), checked_items=len(items))
     report = gate.check(items, conflicts, open_items, output, selection, wording=wording)
     if report.passed:
-        whole = _judged_whole(items, conflicts, open_items, output, selection)
-        whole.wording = wording
-        _remember(whole)
+        _remember(_judged_whole(items, conflicts, open_items, output, selection, wording))
     return report
 
 
@@ -219,6 +224,7 @@ def _judged_whole(
     open_items: Sequence[str],
     output: Output,
     selection: Sequence[Event],
+    wording: str,
 ) -> Judged:
     return Judged(
         output,
@@ -228,6 +234,7 @@ def _judged_whole(
         list(items[: conflict_items_start(items, conflicts)]),
         _unresolved(conflicts).identities,
         frozenset(open_items),
+        wording,
     )
 
 
@@ -538,8 +545,15 @@ def _delta_failures(delta: _Delta, judged: Judged, wording: str) -> list[GateFai
         failures += gate._check_statements(changed, events, conflicts, carried)
         failures += gate._check_statement_fields(changed, cited, carried, delta.open_items)
         failures += wording_checks.check_statements(delta.statements, events, wording)
-    if delta.removed or child.cold != judged.cold or any(may_update(e.text) for e in delta.tail):
-        failures += check_updates(output, child.selection)  # a new or a moved update
+    # An update the base did not have needs a tail event that may update; one the base
+    # had can only break when a base event moved (stated, cold or re-stated).
+    tail_ids = {e.id for e in delta.tail}
+    if any(may_update(e.text) for e in delta.tail) or not moved <= tail_ids:
+        updates = judged.updates.copy()  # the base's, extended by the tail: not re-read
+        updates.extend(delta.tail)
+        child.__dict__["updates"] = updates
+        found = updates.updates()
+        failures += check_updates(output, child.selection, found, child.stated)
     by_source = child.statements_by_source
     touching = dict.fromkeys(s for e in sorted(moved) for s in by_source.get(e, ()))
     failures += check_event_units(replace(output, statements=tuple(touching)), events)

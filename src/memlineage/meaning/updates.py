@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memlineage.meaning import caches
 from memlineage.meaning.binding import SPEAKER_PREFIX, sentence_reasons
@@ -182,33 +182,56 @@ def _singular(word: str) -> str:
 def find_updates(events: Sequence[Event]) -> dict[str, Update]:
     """Per event id, the newest later event that updates it (events in the order they were
     said: the store's seq). An event updated twice points at the newest update."""
-    found: dict[str, Update] = {}
+    index = UpdateIndex()
+    index.extend(events)
+    return index.updates()
+
+
+@dataclass
+class UpdateIndex:
+    """:func:`find_updates` over events read so far, extended by the next ones: a run
+    over a subject plus a tail reads the tail alone (the result is the same)."""
+
     # per (speaker, project): the newest event of each slot and of each topic word
-    newest_by: dict[tuple[str | None, str | None], dict[str, Event]] = {}
-    for event in events:
-        own_slots, words, cued, said = reading(event.text)
-        if not own_slots and not words and not cued:
-            continue
-        newest = newest_by.setdefault((event.speaker, event.project), {})
-        for slot in own_slots:
-            _link(found, newest.get("slot:" + slot), event, said, SAME_SLOT, slot)
-        for word in sorted(cued):  # a cue and a topic word in one sentence of the newer
-            _link(found, newest.get(word), event, said, CHANGE_CUE, word)
-        for slot in own_slots:
-            newest["slot:" + slot] = event
-        for word in words:
-            newest[word] = event
-    return _newest_updates(found)
+    newest_by: dict[tuple[str | None, str | None], dict[str, Event]] = field(default_factory=dict)
+    found: dict[str, Update] = field(default_factory=dict)  # links, before the newest
+    _resolved: dict[str, Update] | None = None
+    linked: dict[str, Event] = field(default_factory=dict)  # the events of the links, by id
 
+    def extend(self, events: Iterable[Event]) -> None:
+        newest_by = self.newest_by
+        for event in events:
+            own_slots, words, cued, said = reading(event.text)
+            if not own_slots and not words and not cued:
+                continue
+            newest = newest_by.setdefault((event.speaker, event.project), {})
+            for slot in own_slots:
+                self._link(newest.get("slot:" + slot), event, said, SAME_SLOT, slot)
+            for word in sorted(cued):  # a cue and a topic word in one sentence of the newer
+                self._link(newest.get(word), event, said, CHANGE_CUE, word)
+            for slot in own_slots:
+                newest["slot:" + slot] = event
+            for word in words:
+                newest[word] = event
+            self._resolved = None
 
-def _link(
-    found: dict[str, Update], older: Event | None, newer: Event, said: str, rule: str, on: str
-) -> None:
-    if older is None or older.id in found or older.id == newer.id:
-        return
-    if reading(older.text)[3] == said:
-        return  # said again, not changed
-    found[older.id] = Update(older.id, newer.id, rule, on)
+    def _link(self, older: Event | None, newer: Event, said: str, rule: str, on: str) -> None:
+        if older is None or older.id in self.found or older.id == newer.id:
+            return
+        if reading(older.text)[3] == said:
+            return  # said again, not changed
+        self.found[older.id] = Update(older.id, newer.id, rule, on)
+        self.linked[older.id], self.linked[newer.id] = older, newer
+
+    def copy(self) -> UpdateIndex:
+        """An index to extend without changing this one (a base's, kept for its next child)."""
+        newest_by = {owner: dict(newest) for owner, newest in self.newest_by.items()}
+        return UpdateIndex(newest_by, dict(self.found), self._resolved, dict(self.linked))
+
+    def updates(self) -> dict[str, Update]:
+        if self._resolved is None:
+            self._resolved = _newest_updates(self.found)
+        return self._resolved
 
 
 def _newest_updates(found: dict[str, Update]) -> dict[str, Update]:

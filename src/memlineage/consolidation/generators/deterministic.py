@@ -53,7 +53,7 @@ from memlineage.consolidation.render import (
 from memlineage.meaning import caches
 from memlineage.meaning.binding import binding_reasons, is_binding, shown_kind
 from memlineage.meaning.extract import ITEM_CACHE_SIZE, conflict_items_start
-from memlineage.meaning.updates import Update, find_updates
+from memlineage.meaning.updates import UpdateIndex
 from memlineage.meaning.values import Canonical, canonical
 from memlineage.model import Claim, Conflict, Event, Item, Output, Statement
 from memlineage.tokens import Tokenizer, default_tokenizer
@@ -109,7 +109,7 @@ class DeterministicGenerator:
         units = built.units()
         if request.budget is not None:
             tokenizer = self.tokenizer or default_tokenizer()
-            units = _fit(units, request.budget, tokenizer, find_updates(request.events))
+            units = _fit(units, request.budget, tokenizer, built.partners(side_of))
         statements = tuple(chain.from_iterable(map(_STATEMENTS, units)))
         stated = set(chain.from_iterable(map(_DERIVED_FROM, statements)))
         _builds.keep(request.subject, built)
@@ -196,6 +196,7 @@ class _Built:
     groups: dict[GroupKey, list[Event]] = field(default_factory=dict)
     slots: list[_Unit | None] = field(default_factory=list)  # one per group, in order
     slot_of: dict[GroupKey, int] = field(default_factory=dict)
+    updates: UpdateIndex = field(default_factory=UpdateIndex)  # extended by each tail
 
     def tail_of(
         self, request: GenerationRequest, unresolved: frozenset[tuple[str, str, str]]
@@ -253,6 +254,7 @@ class _Built:
                 key, self.groups[key], self.by_source, open_ids, side_of
             )
         self.events.extend(events)
+        self.updates.extend(events)
         self.ids.update(e.id for e in events)
         self.open_ids = {i for i in request.open_items if i in self.ids}
 
@@ -345,6 +347,23 @@ class _Built:
         if draft is not None:
             return draft.copy()
         return _ClaimDraft(item.key, item.value, item.unit, item.polarity, kind, {}, text)
+
+    def partners(self, side_of: dict[str, str]) -> dict[int, list[_Unit]]:
+        """Per unit (by identity), the units of the events that update its events: found
+        from the links alone (a few), not from every unit."""
+        partners: dict[int, list[_Unit]] = {}
+        linked = self.updates.linked
+        for older, update in self.updates.updates().items():
+            old = self._unit_of(linked[older], side_of)
+            new = self._unit_of(linked[update.newer], side_of)
+            if old is not None and new is not None and old is not new:
+                partners.setdefault(id(old), []).append(new)
+        return partners
+
+    def _unit_of(self, event: Event, side_of: dict[str, str]) -> _Unit | None:
+        key = (" ".join(event.text.split()), event.speaker, event.project, side_of.get(event.id))
+        slot = self.slot_of.get(key)
+        return self.slots[slot] if slot is not None else None
 
     def units(self) -> list[_Unit]:
         """One unit per group with something to show, in the order of its first event."""
@@ -554,7 +573,7 @@ caches.register(_small_talk.cache_clear)
 
 
 def _fit(
-    units: list[_Unit], budget: int, tokenizer: Tokenizer, updates: dict[str, Update]
+    units: list[_Unit], budget: int, tokenizer: Tokenizer, partners: dict[int, list[_Unit]]
 ) -> list[_Unit]:
     """Binding units always; then the others by value while the rendered summary fits.
 
@@ -565,7 +584,6 @@ def _fit(
     valuable units dropped until it fits, so the budget is kept on the text a
     reader sees.
     """
-    partners = _partners(units, updates)
     binding = [u for u in units if u.binding]
     taken = {id(u) for u in binding}
     binding += [p for u in list(binding) for p in partners.get(id(u), ()) if id(p) not in taken]
@@ -597,19 +615,6 @@ def _fit(
         if total <= budget or len(groups) == fixed:
             return shown
         groups.pop()  # the least valuable unit taken so far, with its updates
-
-
-def _partners(units: list[_Unit], updates: dict[str, Update]) -> dict[int, list[_Unit]]:
-    """Per unit (by identity), the units of the events that update its events."""
-    if not updates:
-        return {}
-    unit_of = {source: unit for unit in units for s in unit.statements for source in s.derived_from}
-    partners: dict[int, list[_Unit]] = {}
-    for older, update in updates.items():
-        old, new = unit_of.get(older), unit_of.get(update.newer)
-        if old is not None and new is not None and old is not new:
-            partners.setdefault(id(old), []).append(new)
-    return partners
 
 
 def _cost(unit: _Unit, opened: set[tuple[object, ...]], tokenizer: Tokenizer) -> int:

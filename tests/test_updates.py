@@ -120,3 +120,23 @@ def test_recall_never_shows_an_old_value_alone(
         for query in (older, None):
             text = render(memory.recall("u", query, budget))
             assert older not in text or newer in text, (budget, query, text)
+
+
+@pytest.mark.parametrize("budget", [30, 60, 120])
+def test_a_warm_build_pairs_updates_as_a_cold_one(budget: int) -> None:
+    """The built-in generator's update index is extended by the tail; a warm run over a
+    tail that updates an old event gives a fresh process's output."""
+    from memlineage.consolidation.generators.deterministic import forget_builds
+
+    said = [UPDATES[0][0], *FILLER, UPDATES[3][0]]
+    tail = [UPDATES[3][1], "Made pancakes again.", UPDATES[0][1]]
+    forget_builds()
+    generator = DeterministicGenerator()
+    generator.output(_request(said, budget))  # the base, kept by this process
+    warm = generator.output(_request(said + tail, budget))
+    forget_builds()
+    cold = DeterministicGenerator().output(_request(said + tail, budget))
+    assert warm == cold
+    shown = {s.text for s in warm.statements}
+    for older, newer, _ in (UPDATES[0], UPDATES[3]):
+        assert older not in shown or newer in shown

@@ -2,10 +2,10 @@
 
 ``meaning.updates`` finds which later event updates which earlier one without
 an explicit ``supersedes`` ("We moved to Lisbon" after "I live in Porto").
-A summary that states the older event must state the newer one too (the
-renderer orders the newer first): otherwise the reader takes the old value
-for the current one (``updated_shown_as_current``). Moving the newest word on
-a matter to ``cold`` while its predecessor stays hot is the same failure.
+A summary that states the older event must state the newer one too, each
+dated: otherwise the reader takes the old value for the current one
+(``updated_shown_as_current``). Moving the newest word on a matter to
+``cold`` while its predecessor stays hot is the same failure.
 """
 
 from __future__ import annotations

@@ -48,14 +48,11 @@ CODES: tuple[str, ...] = (
 
 
 def check_statements(
-    statements: Sequence[Statement], events: dict[str, Event], wording: str, *, offset: int = 0
+    statements: Sequence[Statement], events: dict[str, Event], wording: str
 ) -> list[GateFailure]:
-    """Each statement's words (by ``wording``), speaker and characters against its events.
-
-    ``offset``: the index of ``statements[0]`` in the output (names the failures).
-    """
+    """Each statement's words (by ``wording``), speaker and characters against its events."""
     failures: list[GateFailure] = []
-    for index, statement in enumerate(statements, start=offset):
+    for index, statement in enumerate(statements):
         cited = [events[s] for s in dict.fromkeys(statement.derived_from) if s in events]
         if not cited:
             continue  # the lineage check names it

@@ -585,9 +585,9 @@ def _fit(
     reader sees.
     """
     binding = [u for u in units if u.binding]
-    taken = {id(u) for u in binding}
-    binding += [p for u in list(binding) for p in partners.get(id(u), ()) if id(p) not in taken]
-    groups: list[list[_Unit]] = [[u] for u in dict.fromkeys(binding)]
+    pulled = [p for u in binding for p in partners.get(id(u), ())]  # a binding rule's update
+    binding = list({id(u): u for u in (*binding, *pulled)}.values())  # each unit once
+    groups: list[list[_Unit]] = [[u] for u in binding]
     taken = {id(u) for u in binding}
     rest = sorted((u for u in units if not u.binding), key=lambda u: u.value, reverse=True)
     statements = [s for u in binding for s in u.statements]

@@ -39,12 +39,11 @@ def version_for(wording: str) -> str:
 
 def system_text(version: str) -> str:
     """The system rules of ``version``, with the rule for a statement's words put in."""
-    base = version.removesuffix("-reworded")
-    text = template("system.txt", base)
+    text = template("system.txt", version)
     if "$statements" not in text:
         return text  # versions before v3 have one rule for every wording
     wording = "reworded" if version.endswith("-reworded") else "extractive"
-    rule = template(f"statements-{wording}.txt", base)
+    rule = template(f"statements-{wording}.txt", version)
     return Template(text).substitute(statements=rule)
 
 

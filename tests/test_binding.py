@@ -194,3 +194,70 @@ def test_reported_opinions_and_forwarded_text_never_bind(text: str, trust: str) 
 def test_the_users_own_rules_still_bind(text: str) -> None:
     event = Event(id="m-1", subject="u", text=text)
     assert binding_reasons(event, event_items(event)) != ()
+
+
+# Rules, aversions and preferences in the languages the binding rules read besides
+# English (binding.LANGUAGES), written before the patterns, with the reason expected.
+OTHER_LANGUAGES = [
+    # Portuguese
+    ("Nunca me ligue depois das 22h.", RULE),
+    ("Não me mande mensagens no domingo.", RULE),
+    ("É proibido fumar no carro.", RULE),
+    ("Sou alérgica a amendoim.", AVERSION),
+    ("Prefiro reuniões de manhã.", PREFERENCE),
+    # Spanish
+    ("Nunca me llames después de las 10.", RULE),
+    ("No me escribas los domingos.", RULE),
+    ("Está prohibido fumar.", RULE),
+    ("Soy alérgico al maní.", AVERSION),
+    ("Prefiero el asiento de ventanilla.", PREFERENCE),
+    # French
+    ("Ne m'appelle jamais le dimanche.", RULE),
+    ("Merci de ne pas m'écrire après 21h.", RULE),
+    ("Il est interdit de fumer ici.", RULE),
+    ("Je suis allergique aux noix.", AVERSION),
+    ("Je préfère le thé.", PREFERENCE),
+    # German
+    ("Bitte ruf mich nie nach 22 Uhr an.", RULE),
+    ("Niemals vor 9 Uhr anrufen.", RULE),
+    ("Rauchen ist verboten.", RULE),
+    ("Ich bin allergisch gegen Nüsse.", AVERSION),
+    ("Ich bevorzuge Tee.", PREFERENCE),
+    # Italian
+    ("Non chiamarmi dopo le 22.", RULE),
+    ("È vietato fumare in casa.", RULE),
+    ("Sono allergica alle noci.", AVERSION),
+    ("Preferisco il tè.", PREFERENCE),
+    ("Per favore non mi scrivere di notte.", RULE),
+    # Japanese
+    ("夜10時以降は電話しないでください。", RULE),
+    ("車内は禁止です。", RULE),
+    ("必ず敬語で書いてください。", RULE),
+    ("私はピーナッツアレルギーです。", AVERSION),
+    ("会議は午前中の方がいいです。", PREFERENCE),
+    # English rules written as a notice or a list
+    ("No smoking in my car, ever.", RULE),
+    ("No calls after 9 pm.", RULE),
+    ("No shoes inside the house.", RULE),
+    ("Allergies: peanuts, shellfish, penicillin.", AVERSION),
+    ("Dietary restrictions: no pork.", AVERSION),
+]
+NOT_RULES = [
+    "No worries, see you tomorrow.",
+    "No way, that's amazing!",
+    "No, I didn't go.",
+    "Oh no me too!",
+    "Nunca fui a Paris.",
+    "Siempre voy al gimnasio los lunes.",
+    "I have no more time.",
+]
+
+
+@pytest.mark.parametrize("text, expected", OTHER_LANGUAGES)
+def test_rules_in_other_languages_and_notices_bind(text: str, expected: str) -> None:
+    assert expected in reasons(text)
+
+
+@pytest.mark.parametrize("text", NOT_RULES)
+def test_what_only_looks_like_a_rule_does_not_bind(text: str) -> None:
+    assert reasons(text) == ()

@@ -369,3 +369,22 @@ def test_detection_precision_on_labelled_pairs(
     precision, recall = _pair_scores(split)
     assert precision >= floor_precision, f"{split}: precision {precision:.2f}"
     assert recall >= floor_recall, f"{split}: recall {recall:.2f}"
+
+
+SPENDS = [
+    ("s-1", "I spent $40 on groceries.", "2026-03-01T10:00:00Z"),
+    ("s-2", "I spent $65 on groceries.", "2026-03-08T10:00:00Z"),
+    ("s-3", "I spent $12 on groceries.", "2026-03-15T10:00:00Z"),
+    ("s-4", "Paid 30 EUR for the taxi.", "2026-03-16T10:00:00Z"),
+    ("s-5", "Paid 45 EUR for the taxi.", "2026-03-17T10:00:00Z"),
+]
+
+
+def test_separate_spends_are_not_one_changed_value(memory: Memory) -> None:
+    for id_, text, at in SPENDS:
+        memory.add([ev(id_, text, at)])
+    assert detected_ops(memory) == []
+    assert valid(memory) == [id_ for id_, _, _ in SPENDS]
+    memory.add([ev("r-1", "The rent is 1,200 EUR.", "2026-03-20T10:00:00Z")])
+    memory.add([ev("r-2", "The rent is 1,300 EUR.", "2026-03-21T10:00:00Z")])
+    assert [op["reason"] for op in detected_ops(memory)][:1] == ["detected: other-value"]

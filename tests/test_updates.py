@@ -16,6 +16,7 @@ from memlineage import Memory
 from memlineage.consolidation import gate
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.render import render_summary
 from memlineage.meaning.extract import expected_open_items, extract_items
 from memlineage.meaning.updates import CHANGE_CUE, SAME_SLOT, find_updates
 from memlineage.model import Event
@@ -140,3 +141,81 @@ def test_a_warm_build_pairs_updates_as_a_cold_one(budget: int) -> None:
     shown = {s.text for s in warm.statements}
     for older, newer, _ in (UPDATES[0], UPDATES[3]):
         assert older not in shown or newer in shown
+
+
+# -- binding over the history: a rule a later word lifts binds no more --
+
+# (older rule or taste, the later word that lifts it): written before the code
+LIFTED = [
+    ("Never email me after 9 pm.", "You can email me any time now, I changed jobs."),
+    ("I'm vegetarian.", "I've started eating fish again, pescatarian now."),
+    ("Book a table for 6.", "Make that 8 people."),
+    ("Don't call me on Sundays.", "Actually, calls on Sundays are fine now."),
+    ("I hate cilantro.", "I actually like cilantro now."),
+]
+BINDING_HEADERS = ("Constraints:", "Preferences:", "Tasks:")
+
+
+def _sections(summary: str) -> dict[str, str]:
+    """Each line of a rendered summary with the kind header it stands under."""
+    where, found = "", {}
+    for line in summary.splitlines():
+        if line.endswith(":") and not line.startswith("- "):
+            where = line if not line[:4].isdigit() and line != "undated:" else where
+        elif line.startswith("- "):
+            found[line] = where
+    return found
+
+
+@pytest.mark.parametrize("budget", [None, 40, 80, 150])
+@pytest.mark.parametrize("older, newer", LIFTED)
+def test_a_lifted_rule_is_no_longer_shown_as_binding(
+    older: str, newer: str, budget: int | None
+) -> None:
+    request = _request([older, *FILLER[:4], newer], budget)
+    assert "e0" in find_updates(request.events)
+    output = DeterministicGenerator().output(request)
+    assert gate.check(request.items, (), request.open_items, output, request.events).passed
+    shown = {s.text: s for s in output.statements}
+    assert newer in shown  # the newest word on a binding matter binds in its place
+    if older in shown:
+        assert shown[older].kind not in ("constraint", "preference", "task")
+    summary = render_summary(output.statements)
+    for line, header in _sections(summary).items():
+        if older in line:
+            assert header not in BINDING_HEADERS, summary
+
+
+def test_the_gate_refuses_a_lifted_rules_update_moved_to_cold() -> None:
+    older, newer = LIFTED[0]
+    request = _request([older, *FILLER[:2], newer], None)
+    honest = DeterministicGenerator().output(request)
+    without = replace(
+        honest,
+        statements=tuple(s for s in honest.statements if s.text not in (older, newer)),
+        cold=(*honest.cold, "e0", "e3"),
+    )
+    report = gate.check(request.items, (), request.open_items, without, request.events)
+    assert ("statement_missing", "e3") in [(f.code, f.item) for f in report.failures]
+
+
+@pytest.mark.parametrize("older, newer", LIFTED)
+def test_recall_shows_a_lifted_rule_under_no_binding_section(
+    memory: Memory, older: str, newer: str
+) -> None:
+    said = [older, *FILLER[:4], newer]
+    memory.add([{"id": f"e{n}", "subject": "u", "text": t} for n, t in enumerate(said)])
+    for consolidated in (False, True):
+        if consolidated:
+            memory.consolidate("u")
+        for query, budget in ((None, None), (older, 200), (None, 200)):
+            recalled = memory.recall("u", query, budget)
+            text = render(recalled)
+            assert older not in text or newer in text, text
+            section = ""
+            for line in text.splitlines():
+                if line.startswith("## "):
+                    section = line
+                elif older in line:
+                    assert section not in ("## Constraints", "## Preferences"), text
+            assert newer in text or recalled.left_out.budget_count, text

@@ -9,7 +9,7 @@ event id.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memlineage.consolidation.currency import UPDATED_SHOWN_AS_CURRENT, check_updates
@@ -33,6 +33,7 @@ from memlineage.consolidation.wording import (
 from memlineage.meaning import caches
 from memlineage.meaning.binding import binding_reasons, shown_kind
 from memlineage.meaning.extract import ITEM_CACHE_SIZE, event_items, text_values
+from memlineage.meaning.updates import Update, find_updates
 from memlineage.meaning.values import (
     Canonical,
     canonical,
@@ -152,8 +153,9 @@ def check(
     failures += check_event_units(output, events)
     failures += check_statements(output.statements, events, wording)
     failures += check_claim_texts(output.claims, events)
-    failures += check_updates(output, selection)
-    failures += _check_coverage(carried, unresolved, open_items, output, selection)
+    updates = find_updates(selection)
+    failures += check_updates(output, selection, updates)
+    failures += _check_coverage(carried, unresolved, open_items, output, selection, updates)
     failures += _check_statement_fields(output, events, carried, open_items)
     return GateReport(passed=not failures, failures=tuple(failures), checked_items=len(items))
 
@@ -672,6 +674,7 @@ def _check_coverage(
     open_items: Sequence[str],
     output: Output,
     selection: Sequence[Event],
+    updates: Mapping[str, Update],
 ) -> list[GateFailure]:
     """Every selected event is shown or cold; a binding event is shown and hot.
 
@@ -681,7 +684,8 @@ def _check_coverage(
     for statement in output.statements:
         stated.update(statement.derived_from)
     sides = {side for conflict in unresolved for side in (conflict.a, conflict.b)}
-    return coverage_failures(carried, sides, open_items, stated, set(output.cold), selection)
+    cold = set(output.cold)
+    return coverage_failures(carried, sides, open_items, stated, cold, selection, updates)
 
 
 def coverage_failures(
@@ -691,9 +695,14 @@ def coverage_failures(
     stated: Collection[str],
     cold: Collection[str],
     selection: Sequence[Event],
+    updates: Mapping[str, Update],
 ) -> list[GateFailure]:
     """``_check_coverage`` of ``selection`` given the events the statements cite, the
-    cold ids and the unresolved conflicts' sides (the gate on a delta has them)."""
+    cold ids and the unresolved conflicts' sides (the gate on a delta has them).
+
+    Binding is judged over the history: a rule a later event updates (``updates``,
+    meaning/updates.py) binds no more, and that update must be shown in its place.
+    """
     opened = set(open_items)
     failures = []
     for event in selection:
@@ -704,6 +713,12 @@ def coverage_failures(
             failures.append(GateFailure(EVENT_DROPPED, event.id, detail))
         # a conflict side binds; otherwise the event's own reasons (binding.is_binding)
         if not has_text or not (event.id in sides or carried.binding(event, opened)):
+            continue
+        update = updates.get(event.id) if event.id not in sides else None
+        if update is not None:  # lifted: its update binds in its place
+            if update.newer not in stated or update.newer in cold:
+                detail = f"updates binding {event.id} but no statement shows it"
+                failures.append(GateFailure(STATEMENT_MISSING, update.newer, detail))
             continue
         if event.id not in stated:
             failures.append(

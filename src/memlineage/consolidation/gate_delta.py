@@ -548,6 +548,7 @@ def _delta_failures(delta: _Delta, judged: Judged, wording: str) -> list[GateFai
     # An update the base did not have needs a tail event that may update; one the base
     # had can only break when a base event moved (stated, cold or re-stated).
     tail_ids = {e.id for e in delta.tail}
+    found = judged.updates.updates()  # nothing new can update: the base's hold
     if any(may_update(e.text) for e in delta.tail) or not moved <= tail_ids:
         updates = judged.updates.copy()  # the base's, extended by the tail: not re-read
         updates.extend(delta.tail)
@@ -560,7 +561,7 @@ def _delta_failures(delta: _Delta, judged: Judged, wording: str) -> list[GateFai
     placed = [events[e] for e in sorted(moved.union(e.id for e in delta.tail))]
     sides = delta.unresolved.by_side
     failures += gate.coverage_failures(
-        carried, sides, delta.open_items, child.stated, child.cold, placed
+        carried, sides, delta.open_items, child.stated, child.cold, placed, found
     )
     return failures
 

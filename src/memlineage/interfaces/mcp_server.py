@@ -82,7 +82,7 @@ class Recalled(BaseModel):
     artifact_id: str | None = Field(description="the summary read, if any")
     context: str = Field(description="the text to put in the prompt, within the budget")
     tokens: int | None = Field(description="tokens of the context, when a budget was given")
-    over_budget: bool = Field(description="the must-keep part alone exceeds the budget")
+    over_budget: bool = Field(description="the budget cannot hold the rendering's frame")
     left_out: int = Field(description="events or statements that did not fit the budget")
     claims: list[dict[str, Any]] | None = Field(
         default=None, description="the summary's structured claims (only with include_claims)"

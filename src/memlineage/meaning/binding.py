@@ -287,12 +287,71 @@ def text_reasons(text: str, chat: bool) -> frozenset[str]:
     items are): a consolidation judges every selected event at every run, in the
     generator and again in the gate.
     """
+    # "Allergies: peanuts, ..." reads like a speaker's name before a colon
+    found: set[str] = {AVERSION} if _LISTED_AVERSION.match(text.strip()) else set()
     text = SPEAKER_PREFIX.sub("", text, count=1).replace("’", "'")
     not_now = holds_any(folded(text), _NOT_NOW_HINTS) and _NOT_NOW.search(text) is not None
-    found: set[str] = set()
     for sentence in split_sentences(_QUOTED.sub('""', text)):
         found.update(sentence_reasons(sentence, not_now=not_now, chat=chat))
+    if not text.isascii() or _OTHER_LANGUAGE_HINT.search(text):
+        found.update(other_language_reasons(text, chat=chat))
     return frozenset(found)
+
+
+# -- rules in other languages --------------------------------------------------------
+# The rules and tastes an agent must not miss, in the languages the binding rules read
+# besides English: Portuguese, Spanish, French, German, Italian and Japanese (LANGUAGES).
+# A short list per language of how a rule, an aversion or a preference opens; the rest
+# of the pipeline keeps such an event's words as they are (nothing is translated).
+LANGUAGES = ("en", "pt", "es", "fr", "de", "it", "ja")
+_OTHER_LANGUAGE_HINT = re.compile(
+    r"\b(?:nunca|não|nao|jamais|jamás|no|ne|n'|nie|niemals|bitte|non|mai|sempre|siempre|"
+    r"toujours|immer|proibido|prohibido|interdit|verboten|vietato|prefiro|prefiero|"
+    r"préfère|bevorzuge|preferisco|alérgic|alergic|allergique|allergisch|allergic)",
+    re.IGNORECASE,
+)
+_OTHER_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (reason, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
+    for reason, pattern in (
+        # an imperative that forbids or requires, at the opening of a sentence
+        (RULE, r"(?:^|[.!;]\s+)(?:por favor,?\s+|per favore,?\s+|"
+               r"s'il (?:te|vous) pla[iî]t,?\s+)?(?:nunca|jamais|jamás|mai|sempre|siempre|"
+               r"não|nao|no|non)\s+(?:me|te|nos|lhe|le|les|lo|la|se|mi|ci|ti)\s+\w"
+               r"|(?:^|[.!;]\s+)(?:per favore,?\s+)?non\s+\w{3,}(?:re|mi|ci|lo|la)\b"
+               r"|(?:^|[.!;]\s+)(?:s'il (?:te|vous) pla[iî]t,?\s+)?(?:ne|n')\s*\S+\s+"
+               r"(?:\S+\s+)?(?:jamais|pas|plus)\b|\b(?:merci de|veuillez) ne (?:pas|jamais|plus)\b"
+               r"|\bbitte\s+(?:\w+\s+){0,4}?(?:nicht|nie|niemals|kein\w*)\b"
+               r"|(?:^|[.!;]\s+)(?:nie|niemals)\b[^.!?]*\b\w+en\s*[.!]?\s*$"
+               r"|\b(?:proibido|prohibido|interdit|verboten|vietato)\b"
+               r"|しないで|ないでください|禁止|してはいけない|してはならない|必ず"),
+        (AVERSION, r"\b(?:sou|soy|je suis|ich bin|sono)\s+(?:\w+\s+)?(?:alérgic[oa]|alergic[oa]|"
+                   r"allergique|allergisch|allergic[oa])\b"
+                   r"|\b(?:não|no) (?:como|bebo)\b|\bje ne (?:mange|bois) (?:pas|jamais|plus)\b"
+                   r"|\bich (?:esse|trinke) (?:kein\w*|nicht)\b|\bnon mangio\b"
+                   r"|アレルギー|食べられません|苦手"),
+        (PREFERENCE, r"\b(?:prefiro|prefiero|je préfère|ich bevorzuge|preferisco)\b"
+                     r"|の方がいい|がいいです"),
+    )
+)  # fmt: skip
+
+
+def other_language_reasons(text: str, *, chat: bool = False) -> set[str]:
+    """The reasons a text in one of :data:`LANGUAGES` (not English) gives by its words.
+
+    On a chat line an imperative binds only when it concerns the speaker, as in
+    English; the short lists are checked on LoCoMo's English turns (they bind none).
+    """
+    found = {reason for reason, pattern in _OTHER_RULES if pattern.search(text)}
+    if chat and RULE in found and not _SPEAKER_WORDS.search(text):
+        found.discard(RULE)
+    return found
+
+
+_SPEAKER_WORDS = re.compile(
+    r"\b(?:me|mi|m'|moi|mich|mir|mim|meu|minha|mon|ma|mes|mein\w*|mio|mia|nos|nous|uns)\b"
+    r"|私|僕|俺",
+    re.IGNORECASE,
+)
 
 
 caches.register(text_reasons.cache_clear)
@@ -353,6 +412,8 @@ def sentence_reasons(sentence: str, *, not_now: bool = False, chat: bool = False
     reasons = set()
     if _is_instruction(body) and (not chat or _speaker_instruction(body)):
         reasons.add(RULE)
+    if _NOTICE.match(body) and (not chat or _speaker_instruction(body)):
+        reasons.add(RULE)  # "No smoking in my car, ever."
     # the patterns below are slow to scan: each runs only where its words are
     words = folded(body)
     if holds_any(words, _MODAL_HINTS) and _MODAL_RULE.search(body):
@@ -363,6 +424,21 @@ def sentence_reasons(sentence: str, *, not_now: bool = False, chat: bool = False
         reasons.add(PREFERENCE)
     return reasons
 
+
+# A prohibition written as a notice: "No smoking in my car", "No calls after 9 pm",
+# "No shoes inside". Not "No worries", "No way", "No, I ...".
+_NOTICE = re.compile(
+    r"^no\s+(?!worries|way|problem|idea|doubt|kidding|wonder|matter|one\b|more\b|longer|"
+    r"thanks|need|big deal|offense|pressure|rush|clue|luck|chance|joke|surprise)"
+    r"(?:\w+ing\b|\w+s? (?:in|on|at|after|before|during|inside|past|until)\b)",
+    re.IGNORECASE,
+)
+# A list of what the speaker must avoid, written as a heading: "Allergies: peanuts, ...".
+_LISTED_AVERSION = re.compile(
+    r"^(?:my\s+)?(?:allerg(?:y|ies)|allergic to|intolerances?|dietary restrictions?|"
+    r"food restrictions?)\s*(?::|-|–|include|are)\s*\w",
+    re.IGNORECASE,
+)
 
 # On a chat line "Set some goals", "Be sure to call her", "Make sure to exercise them"
 # are advice to the other person; "Please don't send me ...", "Keep my replies short"

@@ -267,7 +267,29 @@ def contradiction(before: KeyedItem, after: KeyedItem) -> str | None:
         return None  # a clause's words are its identity; ids and scopes are sets
     if before.family == "number" and after.family == "number":
         return None  # a bare count keyed by the words before it: "note 5", "note 6"
+    if _occurrence(before.key) and not _of_a_period(before.topic):
+        return None  # "I spent $40 on groceries", later "$65": two spends, not a change
     return None if same_value else OTHER_VALUE
+
+
+#: verbs that make a value the record of one occurrence, not the state of an attribute
+#: (past forms only: "Pay is 50 USD per hour" states a rate)
+_OCCURRENCE_TEXT = (
+    "spent paid bought earned donated tipped sold raised won lost ran walked "
+    "cycled swam drove hiked ate drank gave received sent transferred"
+)
+_OCCURRENCE_VERBS = frozenset(_OCCURRENCE_TEXT.split())
+
+
+def _of_a_period(topic: str) -> bool:
+    """A record of one period ("I ran 5 km today"): a new value that day corrects it."""
+    return any(word.startswith(("day:", "week:", "month:", "year:")) for word in topic.split())
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _occurrence(key: str) -> bool:
+    """Whether a value's key names it by what someone did ("global/money/spent")."""
+    return any(word in _OCCURRENCE_VERBS for word in key.rsplit("/", 1)[-1].split("-"))
 
 
 def conflict_kind(earlier: KeyedItem, newer: KeyedItem) -> str:

@@ -6,7 +6,10 @@ of an event too long for any budget, consolidation/parts.py), never a
 sentence. A passage is **must-keep** when its event binds the agent
 (meaning/binding.py: a rule, a permission scope, the subject's own
 preference or aversion, an open item, a side of an unresolved conflict);
-must-keep passages come first and are never cut. The others follow
+must-keep passages come first and whole. When they alone exceed the budget,
+the most relevant of them that fit are shown and the rest are named as left
+out (a count in every rendering, the ids in the JSON): a budget is kept even
+for a subject of a hundred rules. The others follow
 ranked by relevance to the query (relevance.py and fusion.py; no query:
 today's order), and are taken in that order: one that does not fit is left out
 and the next one is tried, so a shorter match still fills the room a longer one
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memlineage.meaning import caches
+from memlineage.meaning.binding import text_reasons
 from memlineage.meaning.updates import SAME_SLOT, could_change, find_updates
 from memlineage.model import Event
 from memlineage.tokens import default_tokenizer
@@ -273,6 +277,9 @@ class Layout:
     section_header: Callable[[str], int]
     footer: int  # reserved for the "left out" line when anything is dropped
     fixed: int = 0  # what every rendering costs whatever it holds (the JSON envelope)
+    # reserved instead of ``footer`` when must-keep passages are left out: the line
+    # that says how many of them (and the JSON key that counts them)
+    binding_footer: int = 0
     # At most ``line``, and cheap: a passage whose floor is past the room left is
     # skipped without counting its tokens.
     floor: Callable[[Passage], int] = lambda passage: 0
@@ -282,8 +289,10 @@ def with_updates(ranked: Sequence[Passage]) -> tuple[list[Passage], dict[int, Pa
     """``ranked`` with every passage's update (meaning/updates.py) moved just before it, and
     per passage (by identity) the update it needs beside it.
 
-    A must-keep passage's update is must-keep too: a binding rule is never shown
-    without the later word that changed it.
+    Binding is judged over the history: a must-keep passage that a later one updates
+    binds no more (it is shown, after its update, under Facts, or left out with it),
+    and its update is must-keep in its place. A side of an unresolved conflict keeps
+    its place: a person decides it.
     """
     # only passages that could update or be updated are read (most chat lines are neither)
     said = [(n, p) for n, p in _said_order(ranked) if could_change(p.text)]
@@ -294,15 +303,16 @@ def with_updates(ranked: Sequence[Passage]) -> tuple[list[Passage], dict[int, Pa
     newer_of = {
         int(older): int(u.newer)
         for older, u in updates.items()
-        if u.rule == SAME_SLOT or ranked[int(older)].must_keep
+        if u.rule == SAME_SLOT or ranked[int(older)].must_keep or _rule_by_words(ranked[int(older)])
     }
     if not newer_of:
         return list(ranked), {}
-    keep = {newer for older, newer in newer_of.items() if ranked[older].must_keep}
+    lifted = {o for o in newer_of if ranked[o].must_keep and ranked[o].conflict is None}
+    keep = {newer_of[older] for older in newer_of if ranked[older].must_keep}
+    shown = [_reweighed(p, n in keep, n in lifted) for n, p in enumerate(ranked)]
     placed: list[Passage] = []
     done: set[int] = set()
     needs: dict[int, Passage] = {}
-    shown = [replace(p, must_keep=True) if n in keep else p for n, p in enumerate(ranked)]
     for n, passage in enumerate(shown):
         newer = newer_of.get(n)
         if newer is not None:
@@ -315,6 +325,20 @@ def with_updates(ranked: Sequence[Passage]) -> tuple[list[Passage], dict[int, Pa
             done.add(n)
     must = [p for p in placed if p.must_keep]  # pack reads the must-keep part first
     return must + [p for p in placed if not p.must_keep], needs
+
+
+def _rule_by_words(passage: Passage) -> bool:
+    """A passage whose words state a rule or a taste, wherever it is shown from (a rule
+    lifted by a later word goes cold; a query may bring it back)."""
+    return bool(text_reasons(passage.text, passage.speaker is not None))
+
+
+def _reweighed(passage: Passage, binds: bool, lifted: bool) -> Passage:
+    """``passage`` as binding over the history makes it: must-keep in place of the rule it
+    updates, or lifted (no longer must-keep, shown under Facts)."""
+    if lifted:
+        return replace(passage, must_keep=False, section="facts")
+    return replace(passage, must_keep=True) if binds else passage
 
 
 def _said_order(passages: Sequence[Passage]) -> list[tuple[int, Passage]]:
@@ -334,6 +358,7 @@ def pack(
     budget: int | None,
     layout: Layout,
     needs: dict[int, Passage] | None = None,
+    relevance: Callable[[Passage], float] | None = None,
 ) -> Packed:
     """Take must-keep passages whole, then the ranked rest, each one that still fits.
 
@@ -342,57 +367,119 @@ def pack(
     greedy packing of whole texts (what a plain retrieval baseline does). The
     search stops once even the shortest line could not fit, or after
     ``SKIP_LIMIT`` passages in a row did not, so a recall never counts the tokens
-    of every candidate. Over budget means the must-keep part alone exceeds it:
-    it is kept anyway. ``needs`` (from :func:`with_updates`): a passage whose
+    of every candidate. ``needs`` (from :func:`with_updates`): a passage whose
     update was left out is left out too, never shown alone as current.
+
+    When the must-keep part alone exceeds the budget, its passages are taken
+    by ``relevance`` (highest first; None: rank order) while they fit, and
+    everything else is left out: the rendering names how many must-keep
+    passages are missing, and the budget is kept.
     """
     needs = needs or {}
     layout = replace(layout, line=_once(layout.line))  # _all_fit counts what the loop counts
-    shown = _Headers()
-    kept: list[Passage] = []
-    used = layout.fixed
-
-    def cost(passage: Passage) -> int:
-        return shown.cost(passage, layout)
-
-    kept_ids: set[int] = set()
-
-    def take(passage: Passage, extra: int) -> None:
-        nonlocal used
-        kept.append(passage)
-        kept_ids.add(id(passage))
-        shown.add(passage)
-        used += extra
-
-    index = 0
-    while index < len(ranked) and ranked[index].must_keep:
-        take(ranked[index], cost(ranked[index]))
-        index += 1
-    rest = ranked[index:]
-    if budget is None or _all_fit(rest, budget - used, layout, shown):
+    packing = _Packing(layout, needs)
+    end = next((n for n, p in enumerate(ranked) if not p.must_keep), len(ranked))
+    must, rest = ranked[:end], ranked[end:]
+    # the must-keep part, and the line that says what else was left out if anything is
+    room = None if budget is None else budget - layout.fixed - (layout.footer if rest else 0)
+    if room is not None and budget is not None and not _all_fit(must, room, layout, _Headers()):
+        return packing.bounded(must, rest, budget, relevance)
+    for passage in must:
+        packing.take(passage, packing.cost(passage))
+    if budget is None or _all_fit(rest, budget - packing.used, layout, packing.shown):
         for passage in rest:
-            take(passage, cost(passage))
-        return Packed(tuple(kept), (), used, budget, budget is not None and used > budget)
+            packing.take(passage, packing.cost(passage))
+        return packing.packed(budget, packing.used)
     # Something will be left out: keep room for the line that says so.
-    limit = budget - layout.footer
-    dropped: list[Passage] = []
-    misses = 0
-    for position, passage in enumerate(rest):
-        if limit - used < MIN_LINE_TOKENS or misses >= SKIP_LIMIT:
-            dropped.extend(rest[position:])
-            break
-        if (need := needs.get(id(passage))) is not None and id(need) not in kept_ids:
-            dropped.append(passage)  # its update did not fit: never the old value alone
-            continue
-        # the floor first: a passage too long whatever its exact count is not counted
-        if layout.floor(passage) > limit - used or used + (extra := cost(passage)) > limit:
-            dropped.append(passage)
-            misses += 1
-            continue
-        take(passage, extra)
+    packing.fill(rest, budget - layout.footer)
+    return packing.packed(budget, packing.used + layout.footer)
+
+
+@dataclass
+class _Packing:
+    """The passages one packing has taken so far, and the tokens they cost."""
+
+    layout: Layout
+    needs: dict[int, Passage]
+    shown: _Headers = field(default_factory=lambda: _Headers())
+    kept: list[Passage] = field(default_factory=list)
+    kept_ids: set[int] = field(default_factory=set)
+    dropped: list[Passage] = field(default_factory=list)
+    used: int = 0
+
+    def __post_init__(self) -> None:
+        self.used = self.layout.fixed
+
+    def cost(self, passage: Passage) -> int:
+        return self.shown.cost(passage, self.layout)
+
+    def take(self, passage: Passage, extra: int) -> None:
+        self.kept.append(passage)
+        self.kept_ids.add(id(passage))
+        self.shown.add(passage)
+        self.used += extra
+
+    def unmet(self, passage: Passage) -> bool:
+        """Whether the update ``passage`` needs beside it was left out."""
+        need = self.needs.get(id(passage))
+        return need is not None and id(need) not in self.kept_ids
+
+    def fill(self, rest: Sequence[Passage], limit: int) -> None:
         misses = 0
-    tokens = used + layout.footer
-    return Packed(tuple(kept), tuple(dropped), tokens, budget, tokens > budget)
+        for position, passage in enumerate(rest):
+            if limit - self.used < MIN_LINE_TOKENS or misses >= SKIP_LIMIT:
+                self.dropped.extend(rest[position:])
+                return
+            if self.unmet(passage):
+                self.dropped.append(passage)  # its update did not fit: never the old value alone
+                continue
+            # the floor first: a passage too long whatever its exact count is not counted
+            extra = 0
+            if self.layout.floor(passage) > limit - self.used or (
+                self.used + (extra := self.cost(passage)) > limit
+            ):
+                self.dropped.append(passage)
+                misses += 1
+                continue
+            self.take(passage, extra)
+            misses = 0
+
+    def bounded(
+        self,
+        must: Sequence[Passage],
+        rest: Sequence[Passage],
+        budget: int,
+        relevance: Callable[[Passage], float] | None,
+    ) -> Packed:
+        """The must-keep passages that fit, most relevant first; the rest named as left out."""
+        limit = budget - self.layout.binding_footer
+        order = sorted(must, key=lambda p: -relevance(p)) if relevance else list(must)
+        for passage in order:
+            if id(passage) in self.kept_ids:
+                continue  # taken already, as the update another passage needed
+            need = self.needs.get(id(passage))
+            pair = [need] if need is not None and id(need) not in self.kept_ids else []
+            extra = sum(self._trial_cost([*pair, passage]))
+            if self.used + extra > limit:
+                continue
+            for one in (*pair, passage):
+                self.take(one, self.cost(one))
+        taken = self.kept_ids
+        self.kept = [p for p in must if id(p) in taken]  # shown in rank order
+        self.dropped = [p for p in must if id(p) not in taken] + list(rest)
+        return self.packed(budget, self.used + self.layout.binding_footer)
+
+    def _trial_cost(self, passages: Sequence[Passage]) -> list[int]:
+        trial = _Headers(set(self.shown.subjects), set(self.shown.sections))
+        costs = []
+        for passage in passages:
+            costs.append(trial.cost(passage, self.layout))
+            trial.add(passage)
+        return costs
+
+    def packed(self, budget: int | None, tokens: int) -> Packed:
+        over = budget is not None and tokens > budget
+        return Packed(tuple(self.kept), tuple(self.dropped), tokens, budget, over)
 
 
 def _once(line: Callable[[Passage], int]) -> Callable[[Passage], int]:

@@ -11,10 +11,11 @@ agent pastes into its prompt, ``markdown``, ``text`` or ``json``:
   (project, speaker and part mark when there are); a contested line also
   names its conflict. The source event ids (what ``why`` and the lineage
   resolve) stay in the result's JSON, ``context[].sources``;
-- a last line says how many passages were left out for the budget, one (for
-  a recall without a query) how many older events the hot summary leaves in
-  cold memory and how to get them, and one says so when the binding part
-  alone is over the budget.
+- a last line says how many passages were left out for the budget (and how
+  many of them bind, when the binding part alone did not fit), one (for a
+  recall without a query) how many older events the hot summary leaves in
+  cold memory and how to get them, and one says so when even the frame of a
+  rendering is over a (tiny) budget.
 
 Every line is a header, a passage or a footer, and ends with a newline, so
 the token count of the whole text is the sum of its lines' counts. The JSON
@@ -57,7 +58,7 @@ def render(recall: Recall | RecallSet, format: str = "markdown") -> str:
                 lines.append(section_header(section, format))
                 lines.extend(passage_line(p) for p in shown)
     if left_out.budget_count:
-        lines.append(footer(left_out.budget_count, format))
+        lines.append(footer(left_out.budget_count, format, left_out.binding_count))
     if (cold := not_shown(recall)) is not None:
         lines.append(cold_footer(cold, format))
     if recall.over_budget:
@@ -66,11 +67,8 @@ def render(recall: Recall | RecallSet, format: str = "markdown") -> str:
 
 
 def over_budget_footer(budget: int | None, tokens: int | None, format: str) -> str:
-    """The visible line of a recall whose binding part alone exceeds its budget."""
-    text = (
-        f"(over the token budget of {budget}: the binding part alone takes {tokens} tokens;"
-        " nothing was cut)"
-    )
+    """The visible line of a recall over its budget: one too small for its own frame."""
+    text = f"(over the token budget of {budget}: {tokens} tokens)"
     return f"_{text}_" if format == "markdown" else text
 
 
@@ -89,9 +87,13 @@ def section_header(section: str, format: str) -> str:
     return f"## {title}" if format == "markdown" else f"{title}:"
 
 
-def footer(count: int, format: str) -> str:
+def footer(count: int, format: str, binding: int = 0) -> str:
+    """The line that says what the budget left out, and how many of them bind."""
     noun = "passage" if count == 1 else "passages"
-    text = f"({count} more {noun} left out for the token budget)"
+    if binding:
+        text = f"({count} more {noun} left out for the token budget, {binding} of them binding)"
+    else:
+        text = f"({count} more {noun} left out for the token budget)"
     return f"_{text}_" if format == "markdown" else text
 
 
@@ -182,6 +184,10 @@ def layout(budget: int | None = None) -> Layout:
         footer=both(lambda f: footer(_FOOTER_RESERVE, f)),
         fixed=count_tokens(_json(envelope)),
         floor=line_floor,
+        binding_footer=max(
+            both(lambda f: footer(_FOOTER_RESERVE, f, _FOOTER_RESERVE)),
+            count_tokens(_json({"leftOutBinding": _FOOTER_RESERVE})),
+        ),
     )
 
 
@@ -256,6 +262,8 @@ def _document(
         "overBudget": recall.over_budget,
         "leftOut": left_out.budget_count,  # passages left out for the budget
     }
+    if left_out.binding_count:
+        document["leftOutBinding"] = left_out.binding_count  # must-keep ones among them
     if (cold := not_shown(recall)) is not None:
         document["notShown"] = cold  # older events in cold memory: recall with a query
     return document

@@ -277,7 +277,9 @@ def finish(
             [f or p.score for p, f in zip(candidates, fused, strict=True)],
         )
         ranked, needs = with_updates(rank(candidates, has_query=True, scores=scores))
-        packed = _scored(pack(ranked, budget, _layout(budget), needs), candidates, scores)
+        score_of = {id(p): s for p, s in zip(candidates, scores, strict=True)}
+        packed = pack(ranked, budget, _layout(budget), needs, lambda p: score_of.get(id(p), 0.0))
+        packed = _scored(packed, candidates, scores)
     else:
         ranked, needs = with_updates(rank(candidates, has_query=False))
         chosen = _layout(budget)
@@ -291,10 +293,15 @@ def finish(
         query=query,
         budget=budget,
         context=packed.kept,
-        left_out=LeftOut(dropped_ids(packed.dropped), len(packed.dropped), total_cold),
+        left_out=_left_out(packed.dropped, total_cold),
         tokens=packed.tokens if budget is not None else None,
         over_budget=packed.over_budget,
     )
+
+
+def _left_out(dropped: Sequence[Passage], cold: int) -> LeftOut:
+    binding = sum(p.must_keep for p in dropped)
+    return LeftOut(dropped_ids(dropped), len(dropped), cold, binding)
 
 
 def _layout(budget: int | None) -> Layout:
@@ -314,7 +321,7 @@ def _narrowed(found: Recall, packed: Packed, query: str | None, budget: int | No
     dropped = [p for p in packed.dropped if p.subject == found.subject]
     cold = set(found.cold)
     returned_cold = {s for p in mine if p.origin == "cold" for s in p.sources}
-    left_out = LeftOut(dropped_ids(dropped), len(dropped), len(cold - returned_cold))
+    left_out = _left_out(dropped, len(cold - returned_cold))
     tokens = None
     if budget is not None and len({p.subject for p in packed.kept}) <= 1:
         tokens = packed.tokens
@@ -399,7 +406,7 @@ def _statement_passages(
 ) -> tuple[Passage, ...]:
     """A summary's statements as passages, each binding when an event it shows binds."""
     claims = _claim_kinds(output.claims)
-    binding = _binding_statements(reader, subject, output, open_ids, sides)
+    binding, seq_of = _binding_statements(reader, subject, output, open_ids, sides)
     passages = []
     for n, statement in enumerate(output.statements):
         sources = statement.derived_from
@@ -420,7 +427,7 @@ def _statement_passages(
                 project=statement.project,
                 speaker=statement.speaker,
                 part=statement.part,
-                said=(statement.at or "", 0),
+                said=(statement.at or "", max((seq_of.get(s, 0) for s in sources), default=0)),
             )
         )
     return tuple(passages)
@@ -428,8 +435,9 @@ def _statement_passages(
 
 def _binding_statements(
     reader: Reader, subject: str, output: Output, open_ids: set[str], sides: dict[str, str]
-) -> set[int]:
-    """The statements that show a binding event (meaning/binding.py).
+) -> tuple[set[int], dict[str, int]]:
+    """The statements that show a binding event (meaning/binding.py), and the seq of each
+    cited event (when it was said: updates are read in that order).
 
     Every event a statement cites is read back and decided: what binds may be said
     in words no item carries ("Keep my answers in British English."). Done once per
@@ -439,7 +447,10 @@ def _binding_statements(
     events = reader.events_by_id(subject, cited)
     stored = reader.stored_kinds(subject, seqs=[e.seq for e in events])
     binding = {event.id for event in events if _binds(event, stored, open_ids, sides)}
-    return {n for n, s in enumerate(output.statements) if any(i in binding for i in s.derived_from)}
+    shown = {
+        n for n, s in enumerate(output.statements) if any(i in binding for i in s.derived_from)
+    }
+    return shown, {event.id: event.seq for event in events}
 
 
 def _binds(event: Event, stored: StoredKinds, open_ids: set[str], sides: dict[str, str]) -> bool:

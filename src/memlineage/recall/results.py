@@ -16,13 +16,22 @@ class LeftOut:
     budget_ids: tuple[str, ...] = ()  # event ids of the passages dropped for the budget
     budget_count: int = 0  # passages dropped for the budget
     cold_unmatched: int = 0  # cold events the query did not match (all of them without one)
+    binding_count: int = 0  # must-keep passages among those dropped for the budget
 
     def to_json(self) -> dict[str, Any]:
+        """The counts, and the first ``LISTED_IDS`` ids (a recall of 100 tokens over a
+        subject of thousands of events must not answer with thousands of ids)."""
         return {
-            "budgetIds": list(self.budget_ids),
+            "budgetIds": list(self.budget_ids[:LISTED_IDS]),
+            "budgetIdsNotListed": max(0, len(self.budget_ids) - LISTED_IDS),
             "budgetCount": self.budget_count,
+            "bindingCount": self.binding_count,
             "coldUnmatched": self.cold_unmatched,
         }
+
+
+#: left-out ids a recall's JSON lists, the most relevant first; the rest are counted
+LISTED_IDS = 20
 
 
 #: the fields of a recall's JSON that a budget does not hold: sent only when asked
@@ -52,7 +61,7 @@ class Recall:
     context: tuple[Passage, ...] = ()
     left_out: LeftOut = LeftOut()
     tokens: int | None = None  # of the rendered context; counted when a budget is given
-    over_budget: bool = False  # the must-keep part alone exceeds the budget
+    over_budget: bool = False  # the budget cannot hold even the rendering's frame
 
     def to_json(self, *, include_claims: bool = True) -> dict[str, Any]:
         """Everything, or with a budget and ``include_claims`` False only what the budget

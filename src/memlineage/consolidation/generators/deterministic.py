@@ -106,10 +106,11 @@ class DeterministicGenerator:
         built = _built_for(request, views)
         conflict_items = request.items[len(built.items) :]
         claims = built.claims_with(conflict_items, sides, side_of)
-        units = built.units()
+        partners = built.partners(side_of)
+        units, partners = _lift(built.units(), partners, built.updates.linked)
         if request.budget is not None:
             tokenizer = self.tokenizer or default_tokenizer()
-            units = _fit(units, request.budget, tokenizer, built.partners(side_of))
+            units = _fit(units, request.budget, tokenizer, partners)
         statements = tuple(chain.from_iterable(map(_STATEMENTS, units)))
         stated = set(chain.from_iterable(map(_DERIVED_FROM, statements)))
         _builds.keep(request.subject, built)
@@ -566,6 +567,42 @@ def _small_talk(text: str) -> bool:
 
 
 caches.register(_small_talk.cache_clear)
+
+
+def _lift(
+    units: list[_Unit], partners: dict[int, list[_Unit]], events: dict[str, Event]
+) -> tuple[list[_Unit], dict[int, list[_Unit]]]:
+    """Binding judged over the history: a rule or taste a later event updates binds no
+    more ("Never email me after 9 pm." then "You can email me any time now"). Its
+    update binds in its place, and the older unit, shown under no binding kind, comes
+    only with it (``partners``). A side of an unresolved conflict stays as it is."""
+    lifted = {
+        id(u) for u in units
+        if u.binding and id(u) in partners and all(s.contested is None for s in u.statements)
+    }  # fmt: skip
+    if not lifted:
+        return units, partners
+    newer = {id(p) for key in lifted for p in partners[key]}
+    swapped: dict[int, _Unit] = {}
+    for unit in units:
+        if id(unit) in lifted:
+            statements = tuple(replace(s, kind=_unbound_kind(s, events)) for s in unit.statements)
+            swapped[id(unit)] = replace(unit, statements=statements, binding=False)
+        elif id(unit) in newer and not unit.binding:
+            swapped[id(unit)] = replace(unit, binding=True)
+    moved = {key: [swapped.get(id(p), p) for p in found] for key, found in partners.items()}
+    for old, new in swapped.items():
+        if old in moved:
+            moved[id(new)] = moved.pop(old)
+    return [swapped.get(id(u), u) for u in units], moved
+
+
+def _unbound_kind(statement: Statement, events: dict[str, Event]) -> str | None:
+    """The kind a lifted rule is shown under: its event's own, as a plain observation."""
+    first = events.get(statement.derived_from[0])
+    if first is None or first.kind is not None:
+        return None  # declared a constraint, now updated: shown under no binding kind
+    return "observation"
 
 
 # ---------------------------------------------------------------------------

@@ -147,10 +147,12 @@ def trailing_conflict_items(items: Sequence[Item], start: int = 0) -> int:
 #: (store/detect.py, docs/recall.md). Bump it with any change in this package or in
 #: meaning/values.py that may change the kinds of an event's items: stored kinds of
 #: another version are ignored by recall and rebuilt by the detection job.
-RULES_VERSION = 5  # 2: open items marked (OPEN_ITEM); 3: "remind me why" is none, sentences;
+RULES_VERSION = 6  # 2: open items marked (OPEN_ITEM); 3: "remind me why" is none, sentences;
 # 4: "remind me" is an open item only as a request
 # also end before a lower-case word, long sentences are read in windows
 # 5: "how much work we still have to do" is neither an open item nor a rule
+# 6: the binding mark reads rules in six more languages, notices ("No smoking in my
+#    car") and listed allergies (meaning/binding.py)
 
 #: The mark event_kinds adds for an open item (an event expected_open_items keeps
 #: open); it is not an item kind. Recall reads it with the stored kinds instead of

@@ -22,6 +22,7 @@ BENCHMARKS = [
     "bench_job_phases.py",
     "bench_staleness.py",
     "bench_recall_locomo.py",
+    "bench_updates.py",
     "bench_recall_latency.py",
     "bench_recall_large.py",
     "bench_llm.py",

@@ -17,6 +17,7 @@ from memlineage.consolidation import gate
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
 from memlineage.consolidation.render import render_summary
+from memlineage.lineage.audit import why_text
 from memlineage.meaning.extract import expected_open_items, extract_items
 from memlineage.meaning.updates import CHANGE_CUE, SAME_SLOT, find_updates
 from memlineage.model import Event
@@ -219,3 +220,15 @@ def test_recall_shows_a_lifted_rule_under_no_binding_section(
                 elif older in line:
                     assert section not in ("## Constraints", "## Preferences"), text
             assert newer in text or recalled.left_out.budget_count, text
+
+
+def test_why_shows_the_update_and_the_rule_that_found_it(memory: Memory) -> None:
+    older, newer, _ = UPDATES[0]
+    said = [older, *FILLER[:2], newer]
+    memory.add([{"id": f"e{n}", "subject": "u", "text": t} for n, t in enumerate(said)])
+    memory.consolidate("u")
+    found = memory.why("u", "Porto").to_json()
+    links = {link["event_id"]: link for match in found["matches"] for link in match["chain"]}
+    assert links["e0"]["updated_by"] == {"event_id": "e3", "rule": SAME_SLOT, "on": "residence"}
+    assert links["e3"]["updates"] == [{"event_id": "e0", "rule": SAME_SLOT, "on": "residence"}]
+    assert "updated by e3 (same-slot on 'residence')" in why_text(memory.why("u", "Porto"))

@@ -17,6 +17,7 @@ from typing import Any
 
 from memlineage.canonical import input_root
 from memlineage.consolidation.alias import why_not_summary
+from memlineage.meaning.updates import find_updates
 from memlineage.model import Artifact, Event
 from memlineage.raw.validity import source_state
 from memlineage.store.protocol import Head, SubjectHistory
@@ -179,6 +180,7 @@ def why(history: SubjectHistory, query: str) -> Why:
     """
     state = source_state(history.events, history.operations)
     events = {e.id: e for e in history.events}
+    relation = _update_relation([e for e in history.events if e.id not in state.invalid])
 
     def chain(ids: tuple[str, ...]) -> list[dict[str, Any]]:
         return [
@@ -188,6 +190,7 @@ def why(history: SubjectHistory, query: str) -> Why:
                 "text": events[i].text if i in events else None,
                 "at": events[i].at if i in events else None,
                 "validity": state.invalid.get(i, "valid") if i in events else "missing",
+                **relation.get(i, {}),
             }
             for i in ids
         ]
@@ -215,6 +218,21 @@ def why(history: SubjectHistory, query: str) -> Why:
         str(artifact.status) if artifact else None,
         tuple(matches),
     )
+
+
+def _update_relation(valid: list[Event]) -> dict[str, dict[str, Any]]:
+    """Per event, the derived update relation it is part of (meaning/updates.py): the
+    later event that updates it (``updated_by``) and those it updates (``updates``),
+    each with the rule that found it. Derived again here: it is never stored."""
+    found = find_updates(sorted(valid, key=lambda e: e.seq))
+    relation: dict[str, dict[str, Any]] = {}
+    for older, update in found.items():
+        relation.setdefault(older, {})["updated_by"] = {
+            "event_id": update.newer, "rule": update.rule, "on": update.slot,
+        }  # fmt: skip
+        link = {"event_id": older, "rule": update.rule, "on": update.slot}
+        relation.setdefault(update.newer, {}).setdefault("updates", []).append(link)
+    return relation
 
 
 def _artifact_for_why(history: SubjectHistory) -> Artifact | None:
@@ -245,4 +263,11 @@ def why_text(result: Why) -> str:
                 f"  <- {link['event_id']} (seq {link['seq']}, at {link['at'] or '-'},"
                 f" {link['validity']}): {link['text']}"
             )
+            if "updated_by" in link:
+                by = link["updated_by"]
+                lines.append(f"     updated by {by['event_id']} ({by['rule']} on {by['on']!r})")
+            for older in link.get("updates", ()):
+                lines.append(
+                    f"     updates {older['event_id']} ({older['rule']} on {older['on']!r})"
+                )
     return "\n".join(lines)

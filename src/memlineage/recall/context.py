@@ -32,6 +32,7 @@ from typing import Any
 
 from memlineage.meaning import caches
 from memlineage.meaning.binding import text_reasons
+from memlineage.meaning.durable import durable_text
 from memlineage.meaning.updates import SAME_SLOT, could_change, find_updates
 from memlineage.model import Event
 from memlineage.tokens import default_tokenizer
@@ -234,7 +235,8 @@ def rank(
 ) -> list[Passage]:
     """Must-keep first (in order), then the rest by relevance, then by order.
 
-    Without a query the rest keeps today's order and cold events stay out; with
+    Without a query the rest keeps today's order, durable facts first, and cold
+    events stay out; with
     one, a cold event comes back only when it matched. ``scores``: the passages'
     relevance, in the same order, when it is not on them yet (a recall copies
     only the passages it keeps with their score).
@@ -245,9 +247,9 @@ def rank(
     if has_query:
         rest = [n for n in rest if passages[n].origin != "cold" or score[n] > 0]
         rest.sort(key=lambda n: (-score[n], *_order_key(passages[n])))
-    else:
+    else:  # durable facts first, as the hot summary chose them (meaning/durable.py)
         rest = [n for n in rest if passages[n].origin != "cold"]
-        rest.sort(key=lambda n: _order_key(passages[n]))
+        rest.sort(key=lambda n: (not durable_text(passages[n].text), *_order_key(passages[n])))
     return must + [passages[n] for n in rest]
 
 

@@ -14,7 +14,8 @@ The unit of meaning is the event (DESIGN.md, "A consolidation", step 4):
   side of an unresolved conflict is a claim of kind ``conflict``, never a
   fact. Claims stay in the JSON, whether their events are hot or cold.
 - The hot summary: binding events first and always (meaning/binding.py), then
-  the rest by value (an explicit kind, then the newest) while the rendered
+  the rest by value (an explicit kind, then a durable fact over chatter,
+  meaning/durable.py, then the newest) while the rendered
   summary fits the token budget. Everything else
   moves to ``cold`` whole: past the budget, greetings and small talk, events
   without text. When the binding events alone exceed the budget the summary
@@ -52,6 +53,7 @@ from memlineage.consolidation.render import (
 )
 from memlineage.meaning import caches
 from memlineage.meaning.binding import binding_reasons, is_binding, shown_kind
+from memlineage.meaning.durable import is_durable
 from memlineage.meaning.extract import ITEM_CACHE_SIZE, conflict_items_start
 from memlineage.meaning.updates import UpdateIndex
 from memlineage.meaning.values import Canonical, canonical
@@ -474,7 +476,7 @@ class _Unit:
 
     statements: tuple[Statement, ...]
     binding: bool
-    value: tuple[int, int, int]  # higher is kept first
+    value: tuple[int, int, int, int]  # higher is kept first
 
 
 def _group_unit(
@@ -552,10 +554,12 @@ def _unit(
         )
         for n, part_text in enumerate(parts, start=1)
     )
-    # an explicit kind first, then the newest: recent events share their days, so
-    # the summary's day lines stay few (a day line costs as much as a short event)
+    # an explicit kind first, then a durable fact over chatter (meaning/durable.py),
+    # then the newest: recent events share their days, so the summary's day lines
+    # stay few (a day line costs as much as a short event)
     explicit = int(any(e.kind in HOT_KINDS for e in events))
-    value = (explicit, max(e.seq for e in events), int(bool(items)))
+    durable = int(is_durable(text, items))
+    value = (explicit, durable, max(e.seq for e in events), int(bool(items)))
     return _Unit(statements, binding, value)
 
 

@@ -388,3 +388,11 @@ def test_separate_spends_are_not_one_changed_value(memory: Memory) -> None:
     memory.add([ev("r-1", "The rent is 1,200 EUR.", "2026-03-20T10:00:00Z")])
     memory.add([ev("r-2", "The rent is 1,300 EUR.", "2026-03-21T10:00:00Z")])
     assert [op["reason"] for op in detected_ops(memory)][:1] == ["detected: other-value"]
+
+
+def test_values_of_different_quantities_never_contest(memory: Memory) -> None:
+    memory.add([ev("q-1", "The office is kept at 18 °C.", "2026-03-01T10:00:00Z")])
+    memory.add([ev("q-2", "Humidity in the office is 80 %.", "2026-03-02T10:00:00Z")])
+    memory.add([ev("q-3", "The office is kept at 18 °C.", "2026-03-03T10:00:00Z")])
+    assert detected_ops(memory) == []
+    assert valid(memory) == ["q-1", "q-2", "q-3"]

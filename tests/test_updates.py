@@ -9,6 +9,7 @@ recall that shows the older event shows its update with it, at every budget
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from memlineage import Memory
 from memlineage.consolidation import gate
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
+from memlineage.consolidation.parts import event_parts
 from memlineage.consolidation.render import render_summary
 from memlineage.lineage.audit import why_text
 from memlineage.meaning.extract import expected_open_items, extract_items
@@ -219,6 +221,10 @@ def test_recall_shows_a_lifted_rule_under_no_binding_section(
                     section = line
                 elif older in line:
                     assert section not in ("## Constraints", "## Preferences"), text
+                    assert (
+                        line.endswith("(earlier; updated since)")
+                        or "(earlier; updated since) (" in line
+                    ), text
             assert newer in text or recalled.left_out.budget_count, text
 
 
@@ -232,3 +238,84 @@ def test_why_shows_the_update_and_the_rule_that_found_it(memory: Memory) -> None
     assert links["e0"]["updated_by"] == {"event_id": "e3", "rule": SAME_SLOT, "on": "residence"}
     assert links["e3"]["updates"] == [{"event_id": "e0", "rule": SAME_SLOT, "on": "residence"}]
     assert "updated by e3 (same-slot on 'residence')" in why_text(memory.why("u", "Porto"))
+
+
+# -- a long document binds by its rule-like part, not whole --
+
+NOTES = " ".join(
+    [
+        "Everything in these notes is about the Madrid office.",
+        *[
+            f"Item {n}: the team reviewed the quarterly plan and the hiring timeline."
+            for n in range(25)
+        ],
+        "Never share the client's figures outside the team.",
+        *[f"Point {n}: the office move is still planned for the spring." for n in range(20)],
+    ]
+)
+
+
+def test_a_long_document_binds_by_its_rule_part(memory: Memory) -> None:
+    assert len(NOTES.split()) > 400
+    said = [NOTES, "I prefer morning meetings.", "Lunch was great today.", "The printer is fixed."]
+    memory.add([{"id": f"e{n}", "subject": "u", "text": t} for n, t in enumerate(said)])
+    raw = memory.recall("u", budget=300)  # no summary yet: the raw events
+    text = render(raw)
+    assert raw.mode == "raw" and raw.tokens is not None and raw.tokens <= 300
+    assert "Never share the client's figures outside the team." in text
+    assert "I prefer morning meetings." in text
+    assert "Item 3:" not in text and "Point 19:" not in text  # the parts that do not bind
+    result = memory.consolidate("u", budget=300)
+    assert result.switched and result.artifact.manifest.over_budget is False
+    output = result.artifact.output
+    rule_parts = [s for s in output.statements if "Never share the client's figures" in s.text]
+    assert [s.kind for s in rule_parts] == ["constraint"] and rule_parts[0].part is not None
+    assert "e0" in output.cold  # the rest of the document, for a query
+    assert "I prefer morning meetings." in {s.text for s in output.statements}
+    text = render(memory.recall("u", budget=300))
+    assert "Never share the client's figures outside the team." in text
+    assert "I prefer morning meetings." in text
+    assert "Point 19:" in render(memory.recall("u", "office move spring", 2000))
+
+
+def test_the_gate_refuses_a_document_shown_by_a_part_that_does_not_bind() -> None:
+    request = _request([NOTES, "The printer is fixed."], 300)
+    honest = DeterministicGenerator().output(request)
+    args = (request.items, (), request.open_items)
+    assert gate.check(*args, honest, request.events).passed
+    [rule] = [s for s in honest.statements if "Never share" in s.text]
+    assert rule.part is not None
+    first = event_parts(NOTES)[0]
+    other = replace(rule, text=first, part=(1, rule.part[1]), kind="observation")
+    swapped = replace(
+        honest, statements=tuple(other if s is rule else s for s in honest.statements)
+    )
+    report = gate.check(*args, swapped, request.events)
+    assert ("statement_missing", "e0") in [(f.code, f.item) for f in report.failures]
+
+
+class BothCold(DeterministicGenerator):
+    """The built-in output with an update and what it updates both left to cold."""
+
+    def generate(self, request: GenerationRequest) -> dict[str, Any]:
+        out = super().generate(request)
+        pair = {"e0", f"e{len(request.events) - 1}"}
+        out["statements"] = [s for s in out["statements"] if not pair & set(s["derivedFrom"])]
+        out["cold"] = sorted(set(out["cold"]) | pair)
+        return out
+
+
+@pytest.mark.parametrize("budget", [60, 120, 500])
+def test_a_cold_old_value_found_by_a_query_comes_with_its_cold_update(
+    memory: Memory, budget: int
+) -> None:
+    older, newer = "I work at Acme as a data engineer.", "I work at Globex now."
+    said = [older, *FILLER, newer]
+    memory.add([{"id": f"e{n}", "subject": "u", "text": t} for n, t in enumerate(said)])
+    assert memory.consolidate("u", BothCold()).switched
+    recalled = memory.recall("u", "Acme engineer", budget)
+    assert recalled.mode == "summary" and {"e0", f"e{len(said) - 1}"} <= set(recalled.cold)
+    text = render(recalled)
+    assert older not in text or newer in text, text
+    if budget >= 120:
+        assert older in text and newer in text, text

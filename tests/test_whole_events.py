@@ -135,3 +135,42 @@ def test_a_recall_of_two_subjects_keeps_its_budget_in_every_format(memory: Memor
     for fmt in ("markdown", "text", "json"):
         assert tokens(render(found, fmt)) <= 500, fmt
     assert json.loads(render(found, "json"))["overBudget"] is False
+
+
+CODE = (
+    "Here is the loop I use:\n```python\nfor x in items:\n    if x:\n        total += x\n"
+    "print(total)\n```"
+)
+LAID_OUT = (
+    "- Here is the loop I use:\n  ```python\n  for x in items:\n      if x:\n"
+    "          total += x\n  print(total)\n  ```"
+)
+
+
+def test_code_keeps_its_layout_in_the_summary_and_in_recall(memory: Memory) -> None:
+    """A Python loop flattened onto one line is ambiguous: its lines and indentation stay."""
+    memory.add([{"id": "c-1", "subject": "user-7", "text": CODE}])
+    assert LAID_OUT in render(memory.recall("user-7", query="loop", budget=300))
+    assert memory.consolidate("user-7").switched
+    assert LAID_OUT in (memory.recall("user-7").summary or "")
+    assert LAID_OUT in render(memory.recall("user-7", query="loop", budget=300), "text")
+
+
+SCOPED = " ".join(
+    [
+        "Everything in these notes is about the Madrid office.",
+        *[f"Item {n}: the team reviewed the plan and the hiring timeline." for n in range(30)],
+        "The office move is planned for the spring, after the lease ends.",
+    ]
+)
+
+
+def test_a_later_part_keeps_the_scope_its_first_part_gives(memory: Memory) -> None:
+    memory.add([{"id": "m-1", "subject": "user-7", "text": SCOPED}])
+    for consolidate in (False, True):
+        if consolidate:
+            assert memory.consolidate("user-7").switched
+        text = render(memory.recall("user-7", query="office move lease", budget=200))
+        [line] = [line for line in text.splitlines() if "lease ends" in line]
+        assert "Item 0:" not in line  # a later part, not the first
+        assert "which opens: Everything in these notes is about the Madrid office.)" in line

@@ -9,9 +9,10 @@ event id.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from memlineage.consolidation.coverage import EVENT_DROPPED, STATEMENT_MISSING, check_coverage
 from memlineage.consolidation.currency import UPDATED_SHOWN_AS_CURRENT, check_updates
 from memlineage.consolidation.parts import event_parts, shown_text
 from memlineage.consolidation.render import at_instant, shown_date
@@ -33,7 +34,7 @@ from memlineage.consolidation.wording import (
 from memlineage.meaning import caches
 from memlineage.meaning.binding import binding_reasons, shown_kind
 from memlineage.meaning.extract import ITEM_CACHE_SIZE, event_items, text_values
-from memlineage.meaning.updates import Update, find_updates
+from memlineage.meaning.updates import find_updates
 from memlineage.meaning.values import (
     Canonical,
     canonical,
@@ -64,8 +65,6 @@ CONFLICTS_MISMATCH = "conflicts_mismatch"
 UNSUPPORTED_CLAIM = "unsupported_claim"
 UNKNOWN_SOURCE = "unknown_source"
 OPEN_ITEM_DROPPED = "open_item_dropped"
-EVENT_DROPPED = "event_dropped"
-STATEMENT_MISSING = "statement_missing"
 STATEMENT_UNSUPPORTED = "statement_unsupported"
 STATEMENT_VALUE_UNSUPPORTED = "statement_value_unsupported"
 STATEMENT_AT_UNSUPPORTED = "statement_at_unsupported"
@@ -155,7 +154,7 @@ def check(
     failures += check_claim_texts(output.claims, events)
     updates = find_updates(selection)
     failures += check_updates(output, selection, updates)
-    failures += _check_coverage(carried, unresolved, open_items, output, selection, updates)
+    failures += check_coverage(carried, unresolved, open_items, output, selection, updates)
     failures += _check_statement_fields(output, events, carried, open_items)
     return GateReport(passed=not failures, failures=tuple(failures), checked_items=len(items))
 
@@ -662,73 +661,6 @@ def _check_statement_kind(
         f" {', '.join(sorted(supported)) or 'none'}"
     )
     return [GateFailure(STATEMENT_KIND_UNSUPPORTED, name, detail)]
-
-
-# ---------------------------------------------------------------------------
-# coverage: nothing vanishes silently
-
-
-def _check_coverage(
-    carried: _Carried,
-    unresolved: Sequence[Conflict],
-    open_items: Sequence[str],
-    output: Output,
-    selection: Sequence[Event],
-    updates: Mapping[str, Update],
-) -> list[GateFailure]:
-    """Every selected event is shown or cold; a binding event is shown and hot.
-
-    An event without text has nothing to show: its claims may stand for it.
-    """
-    stated: set[str] = set()
-    for statement in output.statements:
-        stated.update(statement.derived_from)
-    sides = {side for conflict in unresolved for side in (conflict.a, conflict.b)}
-    cold = set(output.cold)
-    return coverage_failures(carried, sides, open_items, stated, cold, selection, updates)
-
-
-def coverage_failures(
-    carried: _Carried,
-    sides: Collection[str],
-    open_items: Sequence[str],
-    stated: Collection[str],
-    cold: Collection[str],
-    selection: Sequence[Event],
-    updates: Mapping[str, Update],
-) -> list[GateFailure]:
-    """``_check_coverage`` of ``selection`` given the events the statements cite, the
-    cold ids and the unresolved conflicts' sides (the gate on a delta has them).
-
-    Binding is judged over the history: a rule a later event updates (``updates``,
-    meaning/updates.py) binds no more, and that update must be shown in its place.
-    """
-    opened = set(open_items)
-    failures = []
-    for event in selection:
-        has_text = bool(event.text.strip())
-        shown = event.id in stated or (not has_text and event.id in carried.cited)
-        if not shown and event.id not in cold:
-            detail = "shown by no statement, not in cold"
-            failures.append(GateFailure(EVENT_DROPPED, event.id, detail))
-        # a conflict side binds; otherwise the event's own reasons (binding.is_binding)
-        if not has_text or not (event.id in sides or carried.binding(event, opened)):
-            continue
-        update = updates.get(event.id) if event.id not in sides else None
-        if update is not None:  # lifted: its update binds in its place
-            if update.newer not in stated or update.newer in cold:
-                detail = f"updates binding {event.id} but no statement shows it"
-                failures.append(GateFailure(STATEMENT_MISSING, update.newer, detail))
-            continue
-        if event.id not in stated:
-            failures.append(
-                GateFailure(STATEMENT_MISSING, event.id, "binding but no statement shows it")
-            )
-        elif event.id in cold:
-            failures.append(
-                GateFailure(STATEMENT_MISSING, event.id, "binding but is moved to cold")
-            )
-    return failures
 
 
 def carried_values(claims: Sequence[Claim], *, deep: bool = True) -> set[Canonical]:

@@ -31,7 +31,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from memlineage.consolidation import gate
+from memlineage.consolidation import coverage, gate
 from memlineage.consolidation import wording as wording_checks
 from memlineage.consolidation.currency import check_updates
 from memlineage.consolidation.unit_checks import check_event_units
@@ -560,8 +560,9 @@ def _delta_failures(delta: _Delta, judged: Judged, wording: str) -> list[GateFai
     failures += check_event_units(replace(output, statements=tuple(touching)), events)
     placed = [events[e] for e in sorted(moved.union(e.id for e in delta.tail))]
     sides = delta.unresolved.by_side
-    failures += gate.coverage_failures(
-        carried, sides, delta.open_items, child.stated, child.cold, placed, found
+    shown_parts = coverage.parts_shown(st for e in placed for st in by_source.get(e.id, ()))
+    failures += coverage.coverage_failures(
+        carried, sides, delta.open_items, child.stated, child.cold, placed, found, shown_parts
     )
     return failures
 

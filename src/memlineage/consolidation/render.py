@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from memlineage.consolidation.parts import part_mark
+from memlineage.consolidation.parts import laid_out, part_mark
 from memlineage.meaning import caches
 from memlineage.meaning.extract import ITEM_CACHE_SIZE
 from memlineage.meaning.values import read_timestamp
@@ -155,16 +155,25 @@ def statement_line(statement: Statement, *, dated: bool = True) -> str:
         parts.append(f"[{statement.contested}]")
         if statement.project:
             parts.append(f"[{statement.project}]")
-    text = " ".join(statement.text.split())
+    text = laid_out(statement.text)
     if statement.speaker and not text.startswith(f"{statement.speaker}:"):
         text = f"{statement.speaker}: {text}"
     parts.append(text)
     if statement.part is not None and statement.derived_from:
         parts.append(f"({part_mark(*statement.part, statement.derived_from[0])})")
+    elif (said := repeat_mark(statement.derived_from)) is not None:
+        parts.append(said)
     date = shown_date(statement.at) if dated else None
     if date:
         parts.append(f"({date})")
     return " ".join(parts)
+
+
+def repeat_mark(sources: Sequence[str]) -> str | None:
+    """``(said 5 times)``: identical events are one line, with their count (their ids are
+    the statement's ``derivedFrom``, and a recall's ``context[].sources``)."""
+    count = len(set(sources))
+    return f"(said {count} times)" if count > 1 else None
 
 
 def shown_date(at: str | None) -> str | None:

@@ -161,6 +161,27 @@ def may_update(text: str) -> bool:
     return bool(own_slots) or bool(cued)
 
 
+#: the words a later event that states a slot anew would use ("We moved to Lisbon")
+_SLOT_TERMS: dict[str, tuple[str, ...]] = {
+    "residence": ("moved", "live", "living", "based", "relocated", "moving", "home"),
+    "work": ("work", "job", "jobs", "started"),
+    "diet": ("vegetarian", "vegan", "pescatarian", "eat", "eating", "meat", "fish"),
+    "phone": ("number", "phone"),
+    "email": ("email", "mail", "address"),
+    "name": ("name", "call"),
+    "party-size": ("table", "make", "people", "guests"),
+}
+
+
+def update_terms(text: str) -> list[str]:
+    """Words to look for a later event that may update ``text`` by: its slots' words
+    and its changeable topic words (a full-text search with them finds the
+    candidates; :func:`find_updates` decides)."""
+    own_slots, words, _, _ = reading(text)
+    terms = {term for slot in own_slots for term in _SLOT_TERMS.get(slot, ())}
+    return sorted(terms | words)
+
+
 def slots(text: str) -> tuple[str, ...]:
     """The one-at-a-time attributes a text states a value of."""
     return tuple(slot for slot, pattern in _SLOTS if pattern.search(text))

@@ -135,6 +135,8 @@ class Passage:
     part: tuple[int, int] | None = None  # (k, n): the k-th of n parts of one long event
     similarity: float | None = None  # cosine with the query's vector; None: no vector
     said: tuple[str, int] = ("", 0)  # when it was said: (time, seq), to read updates in order
+    scope: str | None = None  # a later part's event's first sentence, shown in its mark
+    updated: bool = False  # a later passage of the recall updates it: marked so
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -185,6 +187,7 @@ def new_passage(
     part: tuple[int, int] | None = None,
     similarity: float | None = None,
     said: tuple[str, int] = ("", 0),
+    scope: str | None = None,
 ) -> Passage:
     """``Passage(...)`` with these fields (score 0.0), built without the frozen
     dataclass's ``__init__`` (one ``object.__setattr__`` per field): a recall
@@ -207,6 +210,7 @@ def new_passage(
         part=part,
         similarity=similarity,
         said=said,
+        scope=scope,
     )
     return passage
 
@@ -311,7 +315,7 @@ def with_updates(ranked: Sequence[Passage]) -> tuple[list[Passage], dict[int, Pa
         return list(ranked), {}
     lifted = {o for o in newer_of if ranked[o].must_keep and ranked[o].conflict is None}
     keep = {newer_of[older] for older in newer_of if ranked[older].must_keep}
-    shown = [_reweighed(p, n in keep, n in lifted) for n, p in enumerate(ranked)]
+    shown = [_reweighed(p, n in keep, n in lifted, n in newer_of) for n, p in enumerate(ranked)]
     placed: list[Passage] = []
     done: set[int] = set()
     needs: dict[int, Passage] = {}
@@ -335,11 +339,14 @@ def _rule_by_words(passage: Passage) -> bool:
     return bool(text_reasons(passage.text, passage.speaker is not None))
 
 
-def _reweighed(passage: Passage, binds: bool, lifted: bool) -> Passage:
+def _reweighed(passage: Passage, binds: bool, lifted: bool, updated: bool) -> Passage:
     """``passage`` as binding over the history makes it: must-keep in place of the rule it
-    updates, or lifted (no longer must-keep, shown under Facts)."""
+    updates, or lifted (no longer must-keep, shown under Facts); marked when updated
+    (it is shown only beside its update: ``needs``)."""
     if lifted:
-        return replace(passage, must_keep=False, section="facts")
+        return replace(passage, must_keep=False, section="facts", updated=True)
+    if updated:
+        passage = replace(passage, updated=True)
     return replace(passage, must_keep=True) if binds else passage
 
 

@@ -8,9 +8,13 @@ agent pastes into its prompt, ``markdown``, ``text`` or ``json``:
   preferences, facts (context.SECTIONS);
 - one line per passage, in rank order within its section:
   ``- [<project>] <speaker>: <text verbatim> (part k/n of <id>) (<date>)``
-  (project, speaker and part mark when there are); a contested line also
-  names its conflict. The source event ids (what ``why`` and the lineage
-  resolve) stay in the result's JSON, ``context[].sources``;
+  (project, speaker and part mark when there are; a later part's mark names
+  its event's first sentence, its scope); a contested line also names its
+  conflict, and a line a later one of the recall updates ends with
+  ``(earlier; updated since)``. Code and other preformatted text keep their
+  line breaks, later lines indented under the item. The source event ids
+  (what ``why`` and the lineage resolve) stay in the result's JSON,
+  ``context[].sources``;
 - a last line says how many passages were left out for the budget (and how
   many of them bind, when the binding part alone did not fit), one (for a
   recall without a query) how many older events the hot summary leaves in
@@ -32,8 +36,8 @@ from collections.abc import Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
-from memlineage.consolidation.parts import part_mark
-from memlineage.consolidation.render import shown_date
+from memlineage.consolidation.parts import laid_out, part_mark
+from memlineage.consolidation.render import repeat_mark, shown_date
 from memlineage.recall.context import SECTION_TITLES, SECTIONS, Layout, Passage, count_tokens
 from memlineage.recall.results import LeftOut, Recall, RecallSet
 
@@ -144,13 +148,24 @@ def passage_body(passage: Passage) -> str:
         parts.append(f"[{passage.project}]")
     parts.append(line_text(passage))
     if passage.part is not None and passage.sources:
-        parts.append(f"({part_mark(*passage.part, passage.sources[0])})")
+        mark = part_mark(*passage.part, passage.sources[0])
+        if passage.scope and passage.part[0] > 1:  # the scope its first part gives
+            mark += f", which opens: {passage.scope}"
+        parts.append(f"({mark})")
+    elif (said := repeat_mark(passage.sources)) is not None:
+        parts.append(said)
+    if passage.updated:
+        parts.append(UPDATED_MARK)  # the newest word on the matter is shown with it
     return " ".join(parts)
+
+
+#: the mark of a passage a later one in the same recall updates (docs/updates.md)
+UPDATED_MARK = "(earlier; updated since)"
 
 
 def line_text(passage: Passage) -> str:
     """The passage's text, whitespace collapsed, after its speaker when the text lacks it."""
-    text = " ".join(passage.text.split())
+    text = laid_out(passage.text)
     if passage.speaker and not text.startswith(f"{passage.speaker}:"):
         return f"{passage.speaker}: {text}"
     return text

@@ -18,14 +18,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from memlineage.consolidation.alias import why_not_published, why_not_summary
-from memlineage.consolidation.parts import event_parts
+from memlineage.consolidation.parts import as_parts, binding_parts, scope_of
 from memlineage.consolidation.render import render_summary
 from memlineage.meaning import binding, extract
 from memlineage.meaning.binding import is_binding, may_bind
-from memlineage.model import Artifact, Claim, Conflict, Event, Output
+from memlineage.meaning.updates import could_change, find_updates, may_update, update_terms
+from memlineage.model import Artifact, Claim, Conflict, Event, Output, Statement
 from memlineage.raw.validity import Folded, TrustPolicy, judged
 from memlineage.recall import kept
 from memlineage.recall.context import (
+    MAX_QUERY_TERMS,
     Layout,
     Packed,
     Passage,
@@ -406,7 +408,7 @@ def _statement_passages(
 ) -> tuple[Passage, ...]:
     """A summary's statements as passages, each binding when an event it shows binds."""
     claims = _claim_kinds(output.claims)
-    binding, seq_of = _binding_statements(reader, subject, output, open_ids, sides)
+    binding, cited = _binding_statements(reader, subject, output, open_ids, sides)
     passages = []
     for n, statement in enumerate(output.statements):
         sources = statement.derived_from
@@ -427,17 +429,29 @@ def _statement_passages(
                 project=statement.project,
                 speaker=statement.speaker,
                 part=statement.part,
-                said=(statement.at or "", max((seq_of.get(s, 0) for s in sources), default=0)),
+                said=(
+                    statement.at or "",
+                    max((cited[s].seq for s in sources if s in cited), default=0),
+                ),
+                scope=_scope(statement, cited),
             )
         )
     return tuple(passages)
 
 
+def _scope(statement: Statement, cited: dict[str, Event]) -> str | None:
+    """A later part's scope: its event's first sentence (consolidation/parts.py)."""
+    if statement.part is None or statement.part[0] < 2 or not statement.derived_from:
+        return None
+    event = cited.get(statement.derived_from[0])
+    return scope_of(event.text) if event is not None else None
+
+
 def _binding_statements(
     reader: Reader, subject: str, output: Output, open_ids: set[str], sides: dict[str, str]
-) -> tuple[set[int], dict[str, int]]:
-    """The statements that show a binding event (meaning/binding.py), and the seq of each
-    cited event (when it was said: updates are read in that order).
+) -> tuple[set[int], dict[str, Event]]:
+    """The statements that show a binding event (meaning/binding.py), and each cited
+    event (its seq says when it was said: updates are read in that order).
 
     Every event a statement cites is read back and decided: what binds may be said
     in words no item carries ("Keep my answers in British English."). Done once per
@@ -450,7 +464,7 @@ def _binding_statements(
     shown = {
         n for n, s in enumerate(output.statements) if any(i in binding for i in s.derived_from)
     }
-    return shown, {event.id: event.seq for event in events}
+    return shown, {event.id: event for event in events}
 
 
 def _binds(event: Event, stored: StoredKinds, open_ids: set[str], sides: dict[str, str]) -> bool:
@@ -576,17 +590,23 @@ def _event_passage(
         must_keep = decide and is_binding(event, items, open_items=open_ids, conflict_sides=sides)
     item_kinds = [i.kind for i in items] if kinds is None else kinds
     section = section_of(event.kind, item_kinds, open_item=is_open, conflict=conflict)
-    parts = event_parts(event.text) or [event.text]
+    parts = as_parts(event.text) or [event.text]
     numbered = len(parts) > 1
+    # a long document binds by its rule-like parts; an open item or a side, whole
+    binds = (
+        binding_parts(event, parts)
+        if must_keep and numbered and not is_open and conflict is None
+        else range(len(parts))
+    )
     return [
         new_passage(
             subject,
             text,
             (event.id,),
             event.at,
-            section,
+            section if must_keep is False or n in binds else "facts",
             origin,
-            must_keep,
+            must_keep and n in binds,
             order + n,
             conflict=conflict,
             project=event.project,
@@ -594,6 +614,7 @@ def _event_passage(
             part=(n + 1, len(parts)) if numbered else None,
             similarity=similarity,
             said=(event.at or event.recorded_at, event.seq),
+            scope=scope_of(event.text) if numbered and n else None,
         )
         for n, text in enumerate(parts)
     ]
@@ -630,4 +651,42 @@ def _cold_passages(
             kinds=(),
             similarity=cosine.get(event.id) if cosine else None,
         )
+    for update in _cold_updates(reader, found, valid, folded):
+        # ranked with what it updates: context.with_updates moves it just before
+        brought = _event_passage(
+            found.subject, "cold", update, start + len(passages), set(), {},
+            must_keep=False, kinds=(),
+        )  # fmt: skip
+        passages += [copied(p, score=UPDATE_SCORE) for p in brought]
     return passages
+
+
+#: the score of a cold update brought back for a matched cold event it updates: above
+#: zero, so ranking keeps it (a cold event without a score is one no query matched)
+UPDATE_SCORE = 1e-9
+#: the most cold events read back to find the updates of a recall's matched cold events
+UPDATE_CANDIDATES = 200
+
+
+def _cold_updates(
+    reader: Reader, found: Recall, hits: Sequence[Event], folded: Folded
+) -> list[Event]:
+    """The cold events that update a matched cold event, though the query did not match
+    them: an old value found by its words is never shown alone as current (the
+    summary holds that for hot events; here the cold layer's pairs are found by a
+    full-text search with the old event's slot and topic words)."""
+    changing = [e for e in hits if could_change(e.text)]
+    terms = sorted({t for e in changing for t in update_terms(e.text)})[:MAX_QUERY_TERMS]
+    if not terms:
+        return []
+    cold, have = set(found.cold), {e.id for e in hits}
+    ids = [i for i in reader.matching(found.subject, terms) if i in cold and i not in have]
+    if not ids:
+        return []
+    events = reader.events_by_id(found.subject, ids[:UPDATE_CANDIDATES])
+    state = judged(events, folded)
+    first = min(e.seq for e in changing)
+    later = [e for e in events if e.seq > first and state.is_valid(e) and may_update(e.text)]
+    updates = find_updates(sorted([*changing, *later], key=lambda e: e.seq))
+    wanted = {u.newer for u in updates.values()} - have
+    return [e for e in later if e.id in wanted]

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, compress, filterfalse
 from operator import attrgetter
@@ -41,7 +41,7 @@ from typing import Any
 
 from memlineage.consolidation.gate import CONFLICT_KIND
 from memlineage.consolidation.generators.base import GenerationRequest
-from memlineage.consolidation.parts import event_parts
+from memlineage.consolidation.parts import as_parts, binding_parts, event_parts, preformatted
 from memlineage.consolidation.render import (
     CONTESTED_HEADER,
     at_instant,
@@ -117,7 +117,10 @@ class DeterministicGenerator:
         stated = set(chain.from_iterable(map(_DERIVED_FROM, statements)))
         _builds.keep(request.subject, built)
         # C-level passes: a subject of 100,000 events lists every id here each run
-        cold = filterfalse(stated.__contains__, map(_ID, request.events))
+        cold: Iterable[str] = filterfalse(stated.__contains__, map(_ID, request.events))
+        partly = _partly_shown(statements)
+        if partly:  # a document shown by its binding parts: the rest is cold, for a query
+            cold = chain(cold, (e.id for e in request.events if e.id in partly))
         return Output(
             claims=tuple(claims),
             open_items=tuple(request.open_items),
@@ -370,7 +373,13 @@ class _Built:
 
     def units(self) -> list[_Unit]:
         """One unit per group with something to show, in the order of its first event."""
-        return [unit for unit in self.slots if unit is not None]
+        units = []
+        for unit in self.slots:
+            if unit is not None:
+                units.append(unit)
+                if unit.more is not None:
+                    units.append(unit.more)
+        return units
 
 
 def _marks_only_new(
@@ -470,13 +479,19 @@ def _built_for(request: GenerationRequest, views: _ConflictViews) -> _Built:
 # statements: one unit per event (or per group of identical events)
 
 
+#: a unit's value: an explicit kind, a durable fact, its newest seq, whether it has items
+_Value = tuple[int, int, int, int]
+
+
 @dataclass(frozen=True, eq=False)
 class _Unit:
     """What moves hot or cold as one: an event's statement(s), or a group of identical events."""
 
     statements: tuple[Statement, ...]
     binding: bool
-    value: tuple[int, int, int, int]  # higher is kept first
+    value: _Value  # higher is kept first
+    # a long binding document's parts that do not bind: ranked as any other unit
+    more: _Unit | None = None
 
 
 def _group_unit(
@@ -538,7 +553,9 @@ def _unit(
     claims = tuple(dict.fromkeys(item.key for item in items))
     sources = tuple(e.id for e in events)
     at = newest.at or newest.recorded_at or None
-    parts = event_parts(text) if len(events) == 1 else [text]
+    parts = as_parts(first.text) if preformatted(first.text) else event_parts(text)
+    if len(events) > 1:
+        parts = parts if len(parts) == 1 else [text]
     numbered = len(parts) > 1
     statements = tuple(
         Statement(
@@ -560,7 +577,23 @@ def _unit(
     explicit = int(any(e.kind in HOT_KINDS for e in events))
     durable = int(is_durable(text, items))
     value = (explicit, durable, max(e.seq for e in events), int(bool(items)))
+    if binding and numbered and not is_open and contested is None:
+        return _by_binding_parts(first, parts, statements, value)
     return _Unit(statements, binding, value)
+
+
+def _by_binding_parts(
+    event: Event, parts: list[str], statements: tuple[Statement, ...], value: _Value
+) -> _Unit:
+    """A long document binds by its rule-like parts (consolidation/parts.py): those are
+    the binding unit; the others follow as a unit of their own, shown as observations
+    when the budget has room (the event is then in ``cold`` too, for a query)."""
+    binds = binding_parts(event, parts)
+    if len(binds) == len(parts):
+        return _Unit(statements, True, value)
+    rest = tuple(replace(s, kind="observation") for n, s in enumerate(statements) if n not in binds)
+    bound = tuple(s for n, s in enumerate(statements) if n in binds)
+    return _Unit(bound, True, value, _Unit(rest, False, value))
 
 
 @functools.lru_cache(maxsize=ITEM_CACHE_SIZE)
@@ -571,6 +604,18 @@ def _small_talk(text: str) -> bool:
 
 
 caches.register(_small_talk.cache_clear)
+
+
+def _partly_shown(statements: Sequence[Statement]) -> set[str]:
+    """The events some but not all of whose numbered parts the statements show."""
+    shown: dict[str, int] = {}
+    totals: dict[str, int] = {}
+    for statement in statements:
+        if statement.part is not None:
+            event_id = statement.derived_from[0]
+            shown[event_id] = shown.get(event_id, 0) + 1
+            totals[event_id] = statement.part[1]
+    return {event_id for event_id, count in shown.items() if count < totals[event_id]}
 
 
 def _lift(

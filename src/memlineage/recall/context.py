@@ -137,6 +137,7 @@ class Passage:
     said: tuple[str, int] = ("", 0)  # when it was said: (time, seq), to read updates in order
     scope: str | None = None  # a later part's event's first sentence, shown in its mark
     updated: bool = False  # a later passage of the recall updates it: marked so
+    external: bool = False  # its event came from outside (trust ``external``): marked so
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -188,6 +189,7 @@ def new_passage(
     similarity: float | None = None,
     said: tuple[str, int] = ("", 0),
     scope: str | None = None,
+    external: bool = False,
 ) -> Passage:
     """``Passage(...)`` with these fields (score 0.0), built without the frozen
     dataclass's ``__init__`` (one ``object.__setattr__`` per field): a recall
@@ -211,6 +213,8 @@ def new_passage(
         similarity=similarity,
         said=said,
         scope=scope,
+        updated=False,
+        external=external,
     )
     return passage
 

@@ -156,11 +156,15 @@ def passage_body(passage: Passage) -> str:
         parts.append(said)
     if passage.updated:
         parts.append(UPDATED_MARK)  # the newest word on the matter is shown with it
+    if passage.external:
+        parts.append(EXTERNAL_MARK)  # not the user's word: shown, never binding
     return " ".join(parts)
 
 
 #: the mark of a passage a later one in the same recall updates (docs/updates.md)
 UPDATED_MARK = "(earlier; updated since)"
+#: the mark of a passage whose event came from outside (trust ``external``)
+EXTERNAL_MARK = "(external source)"
 
 
 def line_text(passage: Passage) -> str:

@@ -434,6 +434,7 @@ def _statement_passages(
                     max((cited[s].seq for s in sources if s in cited), default=0),
                 ),
                 scope=_scope(statement, cited),
+                external=any(cited[s].trust == "external" for s in sources if s in cited),
             )
         )
     return tuple(passages)
@@ -615,6 +616,7 @@ def _event_passage(
             similarity=similarity,
             said=(event.at or event.recorded_at, event.seq),
             scope=scope_of(event.text) if numbered and n else None,
+            external=event.trust == "external",
         )
         for n, text in enumerate(parts)
     ]

@@ -88,7 +88,7 @@ def test_a_store_of_schema_8_keeps_its_negations_and_catches_up_its_item_kinds(
             tx.execute("UPDATE clocks SET detected_through = high_water")
     with Memory(db_url, tenant="acme") as memory:
         assert memory.store.schema_version() >= 9
-        recalled = memory.recall("user-7", query="garden party", budget=30)
+        recalled = memory.recall("user-7", query="garden party", budget=120)
         assert "I do not eat shellfish." in render(recalled)
         memory.add([{"id": "m-2", "subject": "user-7", "text": "I prefer trains."}])
         memory.detect("user-7")  # the job's next run (add leaves it to a worker)

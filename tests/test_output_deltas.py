@@ -76,12 +76,16 @@ def test_a_reader_in_another_process_sees_the_summary_the_writer_saw(
     grow(memory, 2)
     seen = render(memory.recall("user-7", query="the budget for Lisbon", budget=300))
     summary = render(memory.recall("user-7", budget=300))
-    assert "Lisbon" in seen and "(note 205)" in summary  # the last run's events are read
+    newest = render(memory.recall("user-7", query="note 205", budget=300))
+    assert "Lisbon" in seen and "(note 205)" in newest  # the last run's events are read
+    # 110 binding events do not fit 300 tokens: the most relevant do, the rest are named
+    assert "of them binding)" in summary
     clear_caches()
     again = Memory(db_url, tenant=memory.tenant)
     try:
         assert render(again.recall("user-7", query="the budget for Lisbon", budget=300)) == seen
         assert render(again.recall("user-7", budget=300)) == summary
+        assert render(again.recall("user-7", query="note 205", budget=300)) == newest
     finally:
         again.close()
 

@@ -31,7 +31,14 @@ from memlineage.raw.ingest import MAX_ID_LENGTH, parse_events, utc_now
 from memlineage.raw.messages import parse_messages
 from memlineage.raw.validity import event_states
 from memlineage.recall.context import meaning_text, query_terms
-from memlineage.recall.embed import DEFAULT_KIND, Embedder, identity, make_embedder
+from memlineage.recall.embed import (
+    DEFAULT_KIND,
+    LOCAL_KINDS,
+    Embedder,
+    identity,
+    make_embedder,
+    reads_whole_queries,
+)
 from memlineage.recall.fusion import Meaning, relevance, similarities
 from memlineage.recall.read import finish, gather, ranks
 from memlineage.recall.relevance import bm25
@@ -113,8 +120,9 @@ class Memory:
         self.tenant = tenant
         self.detect_after_add = detect_after_add
         self.default_budget = default_budget
-        if isinstance(embedder, str) and embedder not in ("wordllama", "none"):
-            raise BadInput("must be an Embedder, 'wordllama' or 'none'", field="embedder")
+        if isinstance(embedder, str) and embedder not in LOCAL_KINDS:
+            kinds = ", ".join(f"'{k}'" for k in LOCAL_KINDS)
+            raise BadInput(f"must be an Embedder or one of {kinds}", field="embedder")
         self._embedder = embedder
 
     # -- raw layer --
@@ -483,7 +491,8 @@ class Memory:
         embedder = self.embedder
         if identity(embedder) != settings[1]:
             return None
-        return Meaning(settings[1], embedder.embed([meaning_text(query)])[0])
+        text = query if reads_whole_queries(embedder) else meaning_text(query)
+        return Meaning(settings[1], embedder.embed([text])[0])
 
     def artifacts(self, subject: str | None = None) -> list[Artifact]:
         with self.store.reader(self.tenant) as reader:

@@ -45,7 +45,7 @@ from memlineage.errors import BadInput
 from memlineage.operations import metrics, release
 from memlineage.operations import queue as jobs
 from memlineage.operations.queue import RetryPolicy
-from memlineage.recall.embed import DEFAULT_KIND, Embedder, identity, make_embedder
+from memlineage.recall.embed import Embedder, built_in_kind, identity, make_embedder
 from memlineage.store import open_store
 from memlineage.store.protocol import Detection, Embedded, Job, JobEnd, Store
 
@@ -320,8 +320,11 @@ class Worker:
         pending = self.store.pending_embedding(tenant)
         if not pending:
             return None
-        if self._embedder is None and settings[1].name.startswith("wordllama"):
-            self._embedder = make_embedder(DEFAULT_KIND)
+        if self._embedder is None and (kind := built_in_kind(settings[1].name)) is not None:
+            try:  # the tenant's model runs here too, when its package is installed
+                self._embedder = make_embedder(kind)
+            except BadInput:
+                return None
         if self._embedder is None or identity(self._embedder) != settings[1]:
             return None  # another model's vectors: `memlineage embed` with it catches up
         later = [s for s in pending if self.last_embedded is None or s > self.last_embedded]

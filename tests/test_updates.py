@@ -17,7 +17,7 @@ from memlineage import Memory
 from memlineage.consolidation import gate
 from memlineage.consolidation.generators.base import GenerationRequest
 from memlineage.consolidation.generators.deterministic import DeterministicGenerator
-from memlineage.consolidation.parts import event_parts
+from memlineage.consolidation.parts import binding_parts, event_parts
 from memlineage.consolidation.render import render_summary
 from memlineage.lineage.audit import why_text
 from memlineage.meaning.extract import expected_open_items, extract_items
@@ -319,3 +319,18 @@ def test_a_cold_old_value_found_by_a_query_comes_with_its_cold_update(
     assert older not in text or newer in text, text
     if budget >= 120:
         assert older in text and newer in text, text
+
+
+def test_a_chat_lines_parts_bind_as_the_chat_line_does() -> None:
+    """A line that opens with its speaker's name is read as chat, part by part as whole:
+    "Send the report on Friday." is said to the other person, not a rule for the agent."""
+    filler = " ".join(f"We talked about the garden and the weather, day {n}." for n in range(15))
+    text = (
+        f"Caroline: {filler} Send the report on Friday. {filler} "
+        f"{filler} Please don't email me after 9 pm."
+    )
+    event = Event(id="c-1", subject="s", text=text, seq=1)
+    parts = event_parts(text)
+    assert len(parts) > 2
+    own = [n for n, part in enumerate(parts) if "don't email me" in part]
+    assert binding_parts(event, parts) == frozenset(own)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memlineage.meaning.binding import text_reasons
+from memlineage.meaning.binding import chat_line, text_reasons
 from memlineage.model import Event
 
 #: an event with more words than this is shown as numbered parts
@@ -109,6 +109,6 @@ def binding_parts(event: Event, parts: Sequence[str]) -> frozenset[int]:
     every = frozenset(range(len(parts)))
     if len(parts) < 2 or event.kind is not None:
         return every
-    chat = event.speaker is not None
+    chat = chat_line(event.text, event.speaker)
     own = frozenset(n for n, part in enumerate(parts) if text_reasons(part, chat))
     return own or every

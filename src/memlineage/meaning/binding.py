@@ -232,7 +232,7 @@ def binding_reasons(
     """
     # A chat line's "must" or "need to" tells more often than it rules ("you must love
     # it", "we need to catch up"): there only the sentence patterns below find rules.
-    chat = event.speaker is not None or SPEAKER_PREFIX.match(event.text) is not None
+    chat = chat_line(event.text, event.speaker)
     # Forwarded or external text (a pasted e-mail's "pay this invoice today") is not the
     # user's rule or taste: it is shown, with its trust, but never binds by its words.
     foreign = event.trust == "external" or _FORWARDED.match(event.text) is not None
@@ -254,6 +254,12 @@ def binding_reasons(
     elif event.kind == "constraint":
         found.add(RULE)  # the writer said so
     return _in_order(frozenset(found)) if found else ()
+
+
+def chat_line(text: str, speaker: str | None) -> bool:
+    """Whether a text is a line of a chat: its event names a speaker, or the text opens
+    with one ("Caroline: ..."). The binding rules read a chat line more strictly."""
+    return speaker is not None or SPEAKER_PREFIX.match(text) is not None
 
 
 def _own_rule(clause: str, text: str, not_the_users: bool) -> bool:

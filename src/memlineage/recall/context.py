@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memlineage.meaning import caches
-from memlineage.meaning.binding import text_reasons
+from memlineage.meaning.binding import chat_line, text_reasons
 from memlineage.meaning.durable import durable_text
 from memlineage.meaning.updates import SAME_SLOT, could_change, find_updates
 from memlineage.model import Event
@@ -340,7 +340,7 @@ def with_updates(ranked: Sequence[Passage]) -> tuple[list[Passage], dict[int, Pa
 def _rule_by_words(passage: Passage) -> bool:
     """A passage whose words state a rule or a taste, wherever it is shown from (a rule
     lifted by a later word goes cold; a query may bring it back)."""
-    return bool(text_reasons(passage.text, passage.speaker is not None))
+    return bool(text_reasons(passage.text, chat_line(passage.text, passage.speaker)))
 
 
 def _reweighed(passage: Passage, binds: bool, lifted: bool, updated: bool) -> Passage:
@@ -393,10 +393,11 @@ def pack(
     packing = _Packing(layout, needs)
     end = next((n for n, p in enumerate(ranked) if not p.must_keep), len(ranked))
     must, rest = ranked[:end], ranked[end:]
-    # the must-keep part, and the line that says what else was left out if anything is
-    room = None if budget is None else budget - layout.fixed - (layout.footer if rest else 0)
-    if room is not None and budget is not None and not _all_fit(must, room, layout, _Headers()):
-        return packing.bounded(must, rest, budget, relevance)
+    if budget is not None:
+        # the must-keep part, and the line that says what else was left out if anything is
+        room = budget - layout.fixed - (layout.footer if rest else 0)
+        if not _all_fit(must, room, layout, _Headers()):
+            return packing.bounded(must, rest, budget, relevance)
     for passage in must:
         packing.take(passage, packing.cost(passage))
     if budget is None or _all_fit(rest, budget - packing.used, layout, packing.shown):
@@ -472,8 +473,7 @@ class _Packing:
                 continue  # taken already, as the update another passage needed
             need = self.needs.get(id(passage))
             pair = [need] if need is not None and id(need) not in self.kept_ids else []
-            extra = sum(self._trial_cost([*pair, passage]))
-            if self.used + extra > limit:
+            if not _all_fit([*pair, passage], limit - self.used, self.layout, self.shown):
                 continue
             for one in (*pair, passage):
                 self.take(one, self.cost(one))
@@ -481,14 +481,6 @@ class _Packing:
         self.kept = [p for p in must if id(p) in taken]  # shown in rank order
         self.dropped = [p for p in must if id(p) not in taken] + list(rest)
         return self.packed(budget, self.used + self.layout.binding_footer)
-
-    def _trial_cost(self, passages: Sequence[Passage]) -> list[int]:
-        trial = _Headers(set(self.shown.subjects), set(self.shown.sections))
-        costs = []
-        for passage in passages:
-            costs.append(trial.cost(passage, self.layout))
-            trial.add(passage)
-        return costs
 
     def packed(self, budget: int | None, tokens: int) -> Packed:
         over = budget is not None and tokens > budget

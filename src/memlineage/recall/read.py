@@ -281,7 +281,7 @@ def finish(
         ranked, needs = with_updates(rank(candidates, has_query=True, scores=scores))
         score_of = {id(p): s for p, s in zip(candidates, scores, strict=True)}
         packed = pack(ranked, budget, _layout(budget), needs, lambda p: score_of.get(id(p), 0.0))
-        packed = _scored(packed, candidates, scores)
+        packed = _scored(packed, score_of)
     else:
         ranked, needs = with_updates(rank(candidates, has_query=False))
         chosen = _layout(budget)
@@ -310,10 +310,13 @@ def _layout(budget: int | None) -> Layout:
     return layout(budget) if budget is not None else _FREE
 
 
-def _scored(packed: Packed, candidates: Sequence[Passage], scores: Sequence[float]) -> Packed:
-    """``packed`` with each kept passage given its score: only what is returned is copied."""
-    score = {id(p): s for p, s in zip(candidates, scores, strict=True) if s != p.score}
-    kept = tuple(copied(p, score=score[id(p)]) if id(p) in score else p for p in packed.kept)
+def _scored(packed: Packed, score_of: Mapping[int, float]) -> Packed:
+    """``packed`` with each kept passage given its score (by identity, as ``score_of``
+    holds them): only what is returned, and scored anew, is copied."""
+    kept = tuple(
+        copied(p, score=s) if (s := score_of.get(id(p), p.score)) != p.score else p
+        for p in packed.kept
+    )
     return replace(packed, kept=kept)
 
 
@@ -605,7 +608,7 @@ def _event_passage(
             text,
             (event.id,),
             event.at,
-            section if must_keep is False or n in binds else "facts",
+            section if not must_keep or n in binds else "facts",
             origin,
             must_keep and n in binds,
             order + n,

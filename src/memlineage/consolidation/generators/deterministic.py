@@ -41,7 +41,7 @@ from typing import Any
 
 from memlineage.consolidation.gate import CONFLICT_KIND
 from memlineage.consolidation.generators.base import GenerationRequest
-from memlineage.consolidation.parts import as_parts, binding_parts, event_parts, preformatted
+from memlineage.consolidation.parts import as_parts, binding_parts
 from memlineage.consolidation.render import (
     CONTESTED_HEADER,
     at_instant,
@@ -118,7 +118,7 @@ class DeterministicGenerator:
         _builds.keep(request.subject, built)
         # C-level passes: a subject of 100,000 events lists every id here each run
         cold: Iterable[str] = filterfalse(stated.__contains__, map(_ID, request.events))
-        partly = _partly_shown(statements)
+        partly = _partly_shown(units)
         if partly:  # a document shown by its binding parts: the rest is cold, for a query
             cold = chain(cold, (e.id for e in request.events if e.id in partly))
         return Output(
@@ -553,7 +553,7 @@ def _unit(
     claims = tuple(dict.fromkeys(item.key for item in items))
     sources = tuple(e.id for e in events)
     at = newest.at or newest.recorded_at or None
-    parts = as_parts(first.text) if preformatted(first.text) else event_parts(text)
+    parts = as_parts(first.text)  # its words as ``text``'s, a code block's layout kept
     if len(events) > 1:
         parts = parts if len(parts) == 1 else [text]
     numbered = len(parts) > 1
@@ -606,16 +606,14 @@ def _small_talk(text: str) -> bool:
 caches.register(_small_talk.cache_clear)
 
 
-def _partly_shown(statements: Sequence[Statement]) -> set[str]:
-    """The events some but not all of whose numbered parts the statements show."""
-    shown: dict[str, int] = {}
-    totals: dict[str, int] = {}
-    for statement in statements:
-        if statement.part is not None:
-            event_id = statement.derived_from[0]
-            shown[event_id] = shown.get(event_id, 0) + 1
-            totals[event_id] = statement.part[1]
-    return {event_id for event_id, count in shown.items() if count < totals[event_id]}
+def _partly_shown(units: Sequence[_Unit]) -> set[str]:
+    """The documents shown by their binding parts alone: their other parts not taken."""
+    taken = set(map(id, units))
+    return {
+        unit.statements[0].derived_from[0]
+        for unit in units
+        if unit.more is not None and id(unit.more) not in taken
+    }
 
 
 def _lift(
